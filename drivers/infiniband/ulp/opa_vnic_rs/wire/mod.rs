@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Wire formats of Omni-Path VNIC (Ethernet over Omni-Path): the single
+//! source of every byte that crosses the fabric.
+//!
+//! This module is `core` only (no allocation, no `unsafe`, no panics on any
+//! input) and is compiled into the `opa_vnic` kernel module, the `opasim`
+//! kernel module, the `vnic-em` tool and the host tests. It covers:
+//!
+//! - [`hdr16b`]: the 16B header of an encapsulated Ethernet frame, its
+//!   length, padding and tail byte;
+//! - [`encap`]: the transmit decisions (entropy, default port, SC, VL, RC,
+//!   DLID, MAC table hash, MAC list checksum);
+//! - [`mad`]: the common MAD header, the vendor (VEMA) MAD, methods, status
+//!   codes, attribute ids and request classification;
+//! - [`vema_info`], [`vema_mac`], [`vema_counters`]: every VEMA attribute;
+//! - [`trap`]: the VNIC trap and its Notice;
+//! - [`error`]: the typed errors and the MAD status each maps to.
+//!
+//! Multi-byte MAD fields are big-endian; the 16B header is made of
+//! little-endian words, as the HFI reads it.
+
+#[macro_use]
+mod codec;
+
+pub mod encap;
+pub mod error;
+pub mod hdr16b;
+pub mod mad;
+pub mod trap;
+pub mod vema_counters;
+pub mod vema_info;
+pub mod vema_mac;
+
+pub use error::WireError;

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host build of the OPA VNIC wire formats.
+//!
+//! The code is the kernel driver's own `wire` module, included from
+//! `drivers/infiniband/ulp/opa_vnic_rs/wire/`; this crate only compiles it
+//! for the host (for `vnic-em`, the tests, the fuzzers and the bench) and
+//! makes clippy prove it free of panicking operations.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::unreachable,
+    clippy::todo,
+    clippy::unimplemented,
+    clippy::panic_in_result_fn
+)]
+#![warn(missing_docs, unreachable_pub, rust_2018_idioms)]
+
+#[cfg(test)]
+extern crate std;
+
+#[path = "../../../../drivers/infiniband/ulp/opa_vnic_rs/wire/mod.rs"]
+pub mod wire;
+
+pub use wire::*;
