@@ -127,8 +127,8 @@ wire_struct! {
         u_mcast_dlid: u32,
         /// DLIDs of unknown unicast destinations, by default port.
         u_ucast_dlid: [u32; VESW_MAX_NUM_DEF_PORT],
-        /// Routing control: a 3-bit RC per traffic class, at bit offsets
-        /// `RC_SHIFT_*` (see `encap::RcClass`).
+        /// Routing control: a 3-bit RC per traffic class, at the bit
+        /// offset [`super::encap::RcClass::shift`] gives.
         rc: u32,
         /// Reserved.
         rsvd3: [u8; 56],
