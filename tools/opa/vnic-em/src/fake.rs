@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An in-memory fabric whose node ports answer like the kernel's VEMA
+//! agent (`opa_vnic_vema.c`), so that every command is tested end to end
+//! on the host.
+//!
+//! Each node port (by LID) has the agent state of one OPA port: the
+//! ClassPortInfo last set and the virtual ports created by Set VESW port
+//! info, each with its MAC table, interface MAC lists, link state and
+//! counters. Requests are decoded and answered with the `opa_wire`
+//! formats, status codes included. Faults can be injected: dropped
+//! responses (reported as the kernel reports a send timeout, or not at
+//! all), forced statuses, stale responses and traps arriving in the middle
+//! of a transaction. The "kernel" puts its agent id in the high half of
+//! each TID, as umad does.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use opa_wire::mad::{VemaMad, VemaOp, OPA_MGMT_MAD_SIZE, OPA_VNIC_EMA_DATA};
+use opa_wire::trap::{
+    VemaTrapMad, VeswPortTrap, TRAP_ETH_LINK_STATUS_CHANGE, TRAP_IFACE_MCAST_MAC_CHANGE,
+    TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
+};
+use opa_wire::vema_counters::{ErrorCounters, SummaryCounters};
+use opa_wire::vema_info::{ClassPortInfo, VeswPortInfo};
+use opa_wire::vema_mac::{IfaceMacs, IfaceMacsHdr, MacTable, MacTableEntry, MacTableHdr, ETH_ALEN};
+use opa_wire::WireError;
+
+use crate::fabric::{Dest, Event, Fabric, FabricError};
+use crate::mad::DATA_OFFSET;
+
+/// One virtual port (one VNIC netdev) of a fake agent.
+#[derive(Debug, Clone)]
+pub struct FakeVport {
+    /// The VESW port info the driver keeps.
+    pub info: VeswPortInfo,
+    /// The MAC table by index.
+    pub mac_table: BTreeMap<u16, MacTableEntry>,
+    /// The netdev's current address.
+    pub dev_addr: [u8; ETH_ALEN],
+    /// The base MAC last applied to the netdev (`vema_mac_addr`).
+    pub vema_mac: [u8; ETH_ALEN],
+    /// Extra unicast addresses (the netdev `uc` list).
+    pub uc: Vec<[u8; ETH_ALEN]>,
+    /// Multicast addresses (the netdev `mc` list).
+    pub mc: Vec<[u8; ETH_ALEN]>,
+    /// Whether the interface is up.
+    pub if_up: bool,
+    /// Counters the agent reports (ids are filled in on Get).
+    pub summary: SummaryCounters,
+    /// Error counters the agent reports.
+    pub errors: ErrorCounters,
+}
+
+impl FakeVport {
+    fn new() -> Self {
+        let mut info = VeswPortInfo::adapter_pod();
+        info.vport.update_state(false);
+        FakeVport {
+            info,
+            mac_table: BTreeMap::new(),
+            dev_addr: [0; ETH_ALEN],
+            vema_mac: [0; ETH_ALEN],
+            uc: Vec::new(),
+            mc: Vec::new(),
+            if_up: false,
+            summary: SummaryCounters::ZERO,
+            errors: ErrorCounters::ZERO,
+        }
+    }
+
+    /// `opa_vnic_process_vema_config()`: apply a new base MAC to the
+    /// netdev and update the state.
+    fn process_config(&mut self) {
+        if self.info.vport.base_mac_addr != self.vema_mac {
+            self.dev_addr = self.info.vport.base_mac_addr;
+            self.vema_mac = self.info.vport.base_mac_addr;
+        }
+        self.info.vport.update_state(self.if_up);
+    }
+
+    /// The unicast list VEMA reports: the netdev address unless it is the
+    /// EM-set base MAC, then the `uc` list.
+    pub fn ucast_list(&self) -> Vec<[u8; ETH_ALEN]> {
+        let mut v = Vec::new();
+        if self.dev_addr != self.info.vport.base_mac_addr {
+            v.push(self.dev_addr);
+        }
+        v.extend(self.uc.iter().copied());
+        v
+    }
+}
+
+/// The VEMA agent of one node port.
+#[derive(Debug, Clone)]
+pub struct FakeAgent {
+    /// OPA port number of the node port.
+    pub opa_port: u8,
+    /// ClassPortInfo as last set (all zero before).
+    pub class_port_info: ClassPortInfo,
+    /// Virtual ports by number.
+    pub vports: BTreeMap<u8, FakeVport>,
+    tid: u64,
+}
+
+/// A request the fake received, for the tests to inspect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedRequest {
+    /// Destination LID.
+    pub lid: u16,
+    /// Method.
+    pub method: u8,
+    /// Attribute id.
+    pub attr_id: u16,
+    /// Attribute modifier.
+    pub attr_mod: u32,
+}
+
+/// Faults to inject into the next requests.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    /// Drop this many next responses; the send is reported timed out.
+    pub drop_next: u32,
+    /// Drop this many next responses with no report at all.
+    pub silent_drop_next: u32,
+    /// Answer the next request with this attribute id with this status.
+    pub status_for_attr: Option<(u16, u16)>,
+    /// Queue a stale response (another TID) before each real one.
+    pub stale_before_each: bool,
+    /// Queue a trap from this LID before the next response.
+    pub trap_before_next: Option<u16>,
+}
+
+/// The fake fabric: the EM's port and the node ports it reaches.
+#[derive(Debug, Clone)]
+pub struct FakeFabric {
+    local_lid: u16,
+    /// The node ports, by LID.
+    pub agents: BTreeMap<u16, FakeAgent>,
+    queue: VecDeque<Event>,
+    /// Faults to inject.
+    pub faults: Faults,
+    /// Every request received, in order.
+    pub log: Vec<LoggedRequest>,
+    /// Traps sent to a LID other than the EM's (lost).
+    pub traps_lost: u32,
+    hi_tid: u32,
+}
+
+impl FakeFabric {
+    /// A fabric where the EM's port has `local_lid`, with no node ports.
+    pub fn new(local_lid: u16) -> Self {
+        FakeFabric {
+            local_lid,
+            agents: BTreeMap::new(),
+            queue: VecDeque::new(),
+            faults: Faults::default(),
+            log: Vec::new(),
+            traps_lost: 0,
+            hi_tid: 0x0000_0007,
+        }
+    }
+
+    /// Adds a node port at `lid` (OPA port `opa_port`) running VEMA.
+    pub fn add_node(&mut self, lid: u16, opa_port: u8) -> &mut Self {
+        self.agents.insert(
+            lid,
+            FakeAgent {
+                opa_port,
+                class_port_info: ClassPortInfo::ZERO,
+                vports: BTreeMap::new(),
+                tid: 0,
+            },
+        );
+        self
+    }
+
+    /// The virtual port `vport` at `lid`, if it exists.
+    pub fn vport(&self, lid: u16, vport: u8) -> Option<&FakeVport> {
+        self.agents.get(&lid)?.vports.get(&vport)
+    }
+
+    /// The virtual port `vport` at `lid`, mutable.
+    pub fn vport_mut(&mut self, lid: u16, vport: u8) -> Option<&mut FakeVport> {
+        self.agents.get_mut(&lid)?.vports.get_mut(&vport)
+    }
+
+    /// Requests logged with `method` (1 Get, 2 Set).
+    pub fn count(&self, method: u8) -> usize {
+        self.log.iter().filter(|r| r.method == method).count()
+    }
+
+    /// `ip link set dev vnicX address MAC`: `opa_vnic_set_mac_addr()`.
+    /// Returns whether the vport exists.
+    pub fn ip_link_set_address(&mut self, lid: u16, vport: u8, mac: [u8; ETH_ALEN]) -> bool {
+        let Some(v) = self.vport_mut(lid, vport) else {
+            return false;
+        };
+        if v.dev_addr == mac {
+            return true;
+        }
+        v.dev_addr = mac;
+        v.info.vport.uc_macs_gen_count = v.info.vport.uc_macs_gen_count.wrapping_add(1);
+        self.send_trap(lid, vport, TRAP_IFACE_UCAST_MAC_CHANGE);
+        true
+    }
+
+    /// `ip link set dev vnicX up|down`: open/close, state update and
+    /// link status trap. Returns whether the vport exists.
+    pub fn ip_link_set_up(&mut self, lid: u16, vport: u8, up: bool) -> bool {
+        let Some(v) = self.vport_mut(lid, vport) else {
+            return false;
+        };
+        v.if_up = up;
+        v.info.vport.update_state(up);
+        self.send_trap(lid, vport, TRAP_ETH_LINK_STATUS_CHANGE);
+        true
+    }
+
+    /// `ip maddr add MAC dev vnicX`: the multicast list changes.
+    pub fn ip_maddr_add(&mut self, lid: u16, vport: u8, mac: [u8; ETH_ALEN]) -> bool {
+        let Some(v) = self.vport_mut(lid, vport) else {
+            return false;
+        };
+        v.mc.push(mac);
+        v.info.vport.mc_macs_gen_count = v.info.vport.mc_macs_gen_count.wrapping_add(1);
+        self.send_trap(lid, vport, TRAP_IFACE_MCAST_MAC_CHANGE);
+        true
+    }
+
+    /// `opa_vnic_vema_report_event()` and `opa_vnic_vema_send_trap()`:
+    /// a trap to the trap LID of the ClassPortInfo, if it is set.
+    fn send_trap(&mut self, lid: u16, vport: u8, opcode: u8) {
+        let local = self.local_lid;
+        let Some(agent) = self.agents.get_mut(&lid) else {
+            return;
+        };
+        let trap_lid = agent.class_port_info.trap_lid;
+        if trap_lid == 0 {
+            return;
+        }
+        let Some(v) = agent.vports.get(&vport) else {
+            return;
+        };
+        let trap = VeswPortTrap {
+            fabric_id: v.info.vesw.fabric_id,
+            veswid: v.info.vesw.vesw_id,
+            veswportnum: v.info.vport.port_num,
+            opaportnum: u16::from(agent.opa_port),
+            veswportindex: vport,
+            opcode,
+            reserved: 0,
+        };
+        agent.tid = agent.tid.wrapping_add(1);
+        let mad = VemaTrapMad::new(agent.tid, v.info.vport.encap_slid, &trap);
+        let mut buf = vec![0u8; TRAP_MAD_LEN];
+        if mad.encode_mad(&mut buf).is_err() {
+            return;
+        }
+        if trap_lid == u32::from(local) {
+            self.queue.push_back(Event::Mad {
+                src_lid: lid,
+                data: buf,
+            });
+        } else {
+            self.traps_lost += 1;
+        }
+    }
+
+    /// Answers one request as `vema_recv()` does; `None` if the MAD would
+    /// never reach the agent (not a VEMA MAD).
+    fn answer(&mut self, lid: u16, req: &[u8]) -> Option<Vec<u8>> {
+        let mad = VemaMad::decode(req).ok()?;
+        let agent = self.agents.get_mut(&lid)?;
+        let mut rsp_hdr = mad.hdr.response();
+        let mut data = [0u8; OPA_VNIC_EMA_DATA];
+        let status = match mad.op() {
+            Err(e) => e.mad_status(),
+            Ok(op) => match handle(agent, op, &mad, &mut data) {
+                Ok(()) => 0,
+                Err(e) => e.mad_status(),
+            },
+        };
+        rsp_hdr.mad_hdr.status = status;
+        if let Some((attr, st)) = self.faults.status_for_attr {
+            if attr == mad.hdr.mad_hdr.attr_id {
+                rsp_hdr.mad_hdr.status = st;
+                self.faults.status_for_attr = None;
+            }
+        }
+        let mut out = vec![0u8; OPA_MGMT_MAD_SIZE];
+        VemaMad {
+            hdr: rsp_hdr,
+            data: &data,
+        }
+        .encode(&mut out)
+        .ok()?;
+        Some(out)
+    }
+}
+
+/// The per-attribute handlers of `vema_get()` and `vema_set()`.
+fn handle(
+    agent: &mut FakeAgent,
+    op: VemaOp,
+    mad: &VemaMad<'_>,
+    out: &mut [u8],
+) -> Result<(), WireError> {
+    let vnum = mad.hdr.vport_num();
+    if op.rejects_missing_vport() && !agent.vports.contains_key(&vnum) {
+        return Err(WireError::NoSuchVport(vnum));
+    }
+    let opa_port = agent.opa_port;
+    match op {
+        VemaOp::GetClassPortInfo => agent.class_port_info.vema_response().encode(out),
+        VemaOp::SetClassPortInfo => {
+            agent.class_port_info = ClassPortInfo::decode(mad.data)?;
+            agent.class_port_info.vema_response().encode(out)
+        }
+        VemaOp::GetVeswPortInfo => match agent.vports.get(&vnum) {
+            Some(v) => v.info.encode(out),
+            None => VeswPortInfo::vema_pod().encode(out),
+        },
+        VemaOp::SetVeswPortInfo => {
+            let req = VeswPortInfo::decode(mad.data)?;
+            let v = agent.vports.entry(vnum).or_insert_with(FakeVport::new);
+            v.info.apply_set(&req);
+            v.process_config();
+            v.info.encode(out)
+        }
+        VemaOp::GetMacEntries => {
+            let v = agent
+                .vports
+                .get(&vnum)
+                .ok_or(WireError::NoSuchVport(vnum))?;
+            let req = MacTableHdr::decode(mad.data)?;
+            get_mac_entries(v, &req, out)
+        }
+        VemaOp::SetMacEntries => {
+            let v = agent
+                .vports
+                .get_mut(&vnum)
+                .ok_or(WireError::NoSuchVport(vnum))?;
+            let tbl = MacTable::decode(mad.data)?;
+            let (off, n) = (tbl.hdr.offset, tbl.hdr.num_entries);
+            v.mac_table.retain(|&i, _| !tbl.hdr.covers(i));
+            for (i, e) in (off..off.saturating_add(n)).zip(tbl.entries()) {
+                if !e.is_delete() {
+                    v.mac_table.insert(i, e);
+                }
+            }
+            v.info.vport.mac_tbl_digest = tbl.hdr.mac_tbl_digest;
+            get_mac_entries(v, &tbl.hdr, out)
+        }
+        VemaOp::SetDeleteVesw => {
+            let v = agent
+                .vports
+                .get_mut(&vnum)
+                .ok_or(WireError::NoSuchVport(vnum))?;
+            let pod = VeswPortInfo::vema_pod();
+            v.info.apply_set(&pod);
+            v.process_config();
+            v.mac_table.clear();
+            v.info.vport.mac_tbl_digest = 0;
+            v.info.encode(out)
+        }
+        VemaOp::GetIfaceUcastMacs | VemaOp::GetIfaceMcastMacs => {
+            let v = agent
+                .vports
+                .get(&vnum)
+                .ok_or(WireError::NoSuchVport(vnum))?;
+            let req = IfaceMacsHdr::decode(mad.data)?;
+            if op == VemaOp::GetIfaceMcastMacs {
+                IfaceMacs::encode_response(
+                    &req,
+                    v.mc.iter().copied(),
+                    v.info.vport.mc_macs_gen_count,
+                    out,
+                )?;
+            } else {
+                IfaceMacs::encode_response(
+                    &req,
+                    v.ucast_list(),
+                    v.info.vport.uc_macs_gen_count,
+                    out,
+                )?;
+            }
+            Ok(())
+        }
+        VemaOp::GetSummaryCounters => {
+            let v = agent
+                .vports
+                .get(&vnum)
+                .ok_or(WireError::NoSuchVport(vnum))?;
+            let mut c = v.summary;
+            c.vp_instance = u16::from(vnum);
+            c.vesw_id = v.info.vesw.vesw_id;
+            c.veswport_num = u32::from(opa_port);
+            c.encode(out)
+        }
+        VemaOp::GetErrorCounters => {
+            let v = agent
+                .vports
+                .get(&vnum)
+                .ok_or(WireError::NoSuchVport(vnum))?;
+            let mut c = v.errors;
+            c.vp_instance = u16::from(vnum);
+            c.vesw_id = v.info.vesw.vesw_id;
+            c.veswport_num = u32::from(opa_port);
+            c.encode(out)
+        }
+    }
+}
+
+/// `vema_get_mac_entries()`: the window's entries (zero where empty) and
+/// the digest, after the range check.
+fn get_mac_entries(v: &FakeVport, req: &MacTableHdr, out: &mut [u8]) -> Result<(), WireError> {
+    req.check_req()?;
+    let entries: Vec<MacTableEntry> = (0..req.num_entries)
+        .map(|k| {
+            v.mac_table
+                .get(&req.offset.saturating_add(k))
+                .copied()
+                .unwrap_or(MacTableEntry::ZERO)
+        })
+        .collect();
+    let hdr = MacTableHdr {
+        offset: req.offset,
+        num_entries: req.num_entries,
+        mac_tbl_digest: v.info.vport.mac_tbl_digest,
+    };
+    MacTable::encode(&hdr, &entries, out).map(|_| ())
+}
+
+impl Fabric for FakeFabric {
+    fn send(&mut self, dest: &Dest, mad: &[u8], _timeout: Duration) -> Result<(), FabricError> {
+        if mad.len() > OPA_MGMT_MAD_SIZE || mad.len() < DATA_OFFSET {
+            return Err(FabricError::Io(format!(
+                "write of {} bytes rejected",
+                mad.len()
+            )));
+        }
+        let mut req = mad.to_vec();
+        // The "kernel" owns the high half of the TID.
+        let mut tid_bytes = [0u8; 8];
+        tid_bytes.copy_from_slice(&req[8..16]);
+        let tid = (u64::from(self.hi_tid) << 32) | (u64::from_be_bytes(tid_bytes) & 0xffff_ffff);
+        req[8..16].copy_from_slice(&tid.to_be_bytes());
+        if let Ok(m) = VemaMad::decode(&req) {
+            self.log.push(LoggedRequest {
+                lid: dest.lid,
+                method: m.hdr.mad_hdr.method,
+                attr_id: m.hdr.mad_hdr.attr_id,
+                attr_mod: m.hdr.mad_hdr.attr_mod,
+            });
+        }
+        if self.faults.silent_drop_next > 0 {
+            self.faults.silent_drop_next -= 1;
+            return Ok(());
+        }
+        if self.faults.drop_next > 0 || !self.agents.contains_key(&dest.lid) {
+            self.faults.drop_next = self.faults.drop_next.saturating_sub(1);
+            self.queue.push_back(Event::SendTimeout { tid });
+            return Ok(());
+        }
+        if let Some(src) = self.faults.trap_before_next.take() {
+            let vport = self
+                .agents
+                .get(&src)
+                .and_then(|a| a.vports.keys().next().copied());
+            if let Some(vp) = vport {
+                self.send_trap(src, vp, TRAP_ETH_LINK_STATUS_CHANGE);
+            }
+        }
+        if let Some(rsp) = self.answer(dest.lid, &req) {
+            if self.faults.stale_before_each {
+                let mut stale = rsp.clone();
+                stale[15] ^= 0x80;
+                self.queue.push_back(Event::Mad {
+                    src_lid: dest.lid,
+                    data: stale,
+                });
+            }
+            self.queue.push_back(Event::Mad {
+                src_lid: dest.lid,
+                data: rsp,
+            });
+        } else {
+            self.queue.push_back(Event::SendTimeout { tid });
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, _timeout: Duration) -> Result<Option<Event>, FabricError> {
+        Ok(self.queue.pop_front())
+    }
+
+    fn local_lid(&self) -> u16 {
+        self.local_lid
+    }
+
+    fn describe(&self) -> String {
+        format!("fake fabric LID {:#06x}", self.local_lid)
+    }
+}

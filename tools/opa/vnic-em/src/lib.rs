@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `vnic-em`: a standalone Ethernet Manager for Omni-Path VNIC.
+//!
+//! It configures virtual Ethernet switches and their ports on the VNIC
+//! drivers of a fabric by sending VEMA MADs (Intel EMA class) to the
+//! driver's MAD agent on each node port, using the wire formats of
+//! `opa_wire`. See `Documentation/infiniband/vnic-em.rst`.
+
+#![forbid(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs, rust_2018_idioms)]
+
+pub mod client;
+pub mod config;
+pub mod fabric;
+pub mod fake;
+pub mod mac;
+pub mod mad;
+pub mod umad;
