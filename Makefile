@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# opa_vnic_rs: the Omni-Path VNIC driver in Rust, with its test fabric.
+# Entry points for people and CI; the work is done by scripts/opa/ and
+# tools/testing/opa/. 'make help' lists the targets.
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+OPA_FLAVOR ?= default
+export OPA_FLAVOR
+
+KBUILD := scripts/opa/kbuild
+OUT = $(shell bash -c '. scripts/opa/lib.sh && opa_out_dir')
+
+.PHONY: help deps kernel tools initramfs run check fuzz bench clean distclean
+
+help:
+	@echo 'opa_vnic_rs: Omni-Path VNIC (Ethernet over OPA) in Rust for Linux 6.12'
+	@echo
+	@echo '  make run        build what is missing, boot the demo guest, show the driver'
+	@echo '  make check      every test: host tests, kernel build, KUnit, QEMU scenarios;'
+	@echo '                  ends with "N passed, N failed" and fails on any failure'
+	@echo '  make deps       install the Debian packages and the pinned bindgen-cli'
+	@echo '  make kernel     unpack, overlay, configure and build the kernel (cached)'
+	@echo '  make tools      build the user-space tools and host crates (tools/opa)'
+	@echo '  make initramfs  build the guest initramfs (build/initramfs.cpio.gz)'
+	@echo '  make fuzz       run every wire-format fuzz target (FUZZ_SECONDS, FUZZ_RUNS)'
+	@echo '  make bench      benchmarks (wire-format encode and decode)'
+	@echo '  make clean      remove build/ and tools/opa/target'
+	@echo '  make distclean  clean, and remove the kernel cache too'
+	@echo
+	@echo '  OPA_FLAVOR=debug  a KASAN + lockdep + kmemleak kernel instead'
+	@echo '  SCENARIO=name     make run: the guest scenario to run (default: demo)'
+
+deps:
+	@scripts/opa/deps
+
+kernel: deps
+	@$(KBUILD)
+
+tools: deps
+	@cd tools/opa && cargo build -q --release --workspace
+
+initramfs: kernel
+	@mkdir -p $(BUILD)
+	@tools/testing/opa/mkinitramfs $(BUILD)/initramfs.cpio.gz $(OUT)/mods
+
+SCENARIO ?= demo
+run: initramfs
+	@tools/testing/opa/qemu-run -v -t 600 -l $(BUILD)/run.log \
+		$(OUT)/arch/x86/boot/bzImage $(BUILD)/initramfs.cpio.gz $(SCENARIO)
+
+check:
+	@scripts/opa/check
+
+fuzz: deps
+	@scripts/opa/fuzz
+
+bench: deps
+	@scripts/opa/bench-wire
+
+clean:
+	rm -rf $(BUILD) tools/opa/target tools/opa/opa-wire/fuzz/target
+
+distclean: clean
+	@bash -c '. scripts/opa/lib.sh && echo "rm -rf $$OPA_CACHE" && rm -rf "$$OPA_CACHE"'

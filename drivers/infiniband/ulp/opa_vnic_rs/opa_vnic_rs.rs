@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! Omni-Path Virtual Network Interface Controller (VNIC): Ethernet over an Omni-Path fabric.
+//!
+//! The module registers an IB client; every OPA device that can allocate VNIC netdevs is
+//! taken on. See `Documentation/infiniband/opa_vnic_rs.rst`.
+
+use kernel::rdma::{client, device::Device};
+use kernel::{c_str, prelude::*};
+
+#[path = "wire/mod.rs"]
+pub mod wire;
+
+#[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
+mod wire_kunit;
+
+module! {
+    type: OpaVnicModule,
+    name: "opa_vnic_rs",
+    author: "The opa_vnic_rs authors",
+    description: "Intel OPA Virtual Network driver (Rust)",
+    license: "GPL",
+}
+
+/// The IB client of the driver.
+struct OpaVnicClient;
+
+static CLIENT: client::ClientVTable<OpaVnicClient> = client::ClientVTable::new();
+
+/// What the driver keeps for an OPA VNIC device.
+struct VnicDevice {
+    /// The device's port numbers, first and last.
+    ports: (u32, u32),
+}
+
+impl client::Client for OpaVnicClient {
+    const NAME: &'static CStr = c_str!("opa_vnic_rs");
+    type DeviceData = KBox<VnicDevice>;
+
+    fn vtable() -> &'static client::ClientVTable<Self> {
+        &CLIENT
+    }
+
+    fn add(device: &Device) -> Result<KBox<VnicDevice>> {
+        let ports = device.ports();
+        let vnic = device.cap_opa_vnic();
+        pr_info!(
+            "{}: ports {}-{}, OPA VNIC capable: {}\n",
+            device.name(),
+            ports.start(),
+            ports.end(),
+            if vnic { "yes" } else { "no" }
+        );
+        if !vnic {
+            return Err(EOPNOTSUPP);
+        }
+        Ok(KBox::new(
+            VnicDevice {
+                ports: (*ports.start(), *ports.end()),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    fn remove(device: &Device, data: KBox<VnicDevice>) {
+        pr_info!(
+            "{}: released (ports {}-{})\n",
+            device.name(),
+            data.ports.0,
+            data.ports.1
+        );
+    }
+}
+
+struct OpaVnicModule {
+    _client: client::Registration<OpaVnicClient>,
+}
+
+impl kernel::Module for OpaVnicModule {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        Ok(Self {
+            _client: client::Registration::new()?,
+        })
+    }
+}

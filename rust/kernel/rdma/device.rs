@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA devices as the IB core hands them to clients.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+
+use crate::{bindings, str::CStr, types::Opaque};
+use core::ops::RangeInclusive;
+
+/// An RDMA device (`struct ib_device`).
+///
+/// Clients only ever see devices by reference, from the IB core's callbacks, which keep the
+/// device registered for as long as the reference lives.
+///
+/// # Invariants
+///
+/// `self.0` is a valid, registered `struct ib_device` for the lifetime of any reference to
+/// `Self`.
+#[repr(transparent)]
+pub struct Device(Opaque<bindings::ib_device>);
+
+impl Device {
+    /// Creates a reference to a [`Device`] from a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to a registered `struct ib_device` that stays registered for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+        // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the caller guarantees
+        // that `ptr` is valid for `'a`, which is the type invariant.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// Returns the raw `struct ib_device` pointer, for abstractions of the IB core.
+    pub fn as_raw(&self) -> *mut bindings::ib_device {
+        self.0.get()
+    }
+
+    /// The device's name, as in `/sys/class/infiniband/` (for example `opasim0`).
+    pub fn name(&self) -> &CStr {
+        // SAFETY: By the type invariant the device is registered, and a registered device's
+        // `name` is a NUL-terminated string that the core changes only in `ib_device_rename`,
+        // which copies a complete new name over it (the same guarantee C's `dev_name` users
+        // rely on).
+        unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
+    }
+
+    /// The port numbers of the device: `1..=phys_port_cnt` (or `0..=0` for a switch).
+    pub fn ports(&self) -> RangeInclusive<u32> {
+        // SAFETY: By the type invariant `self.as_raw()` is a valid device.
+        let (start, end) = unsafe {
+            (
+                bindings::rdma_start_port(self.as_raw()),
+                bindings::rdma_end_port(self.as_raw()),
+            )
+        };
+        start..=end
+    }
+
+    /// Whether `port` is one of [`Device::ports`].
+    pub fn is_port_valid(&self, port: u32) -> bool {
+        self.ports().contains(&port)
+    }
+
+    /// Whether the device supports OPA VNIC (`rdma_cap_opa_vnic()`): it can allocate
+    /// `RDMA_NETDEV_OPA_VNIC` netdevs.
+    pub fn cap_opa_vnic(&self) -> bool {
+        // SAFETY: By the type invariant `self.as_raw()` is a valid device.
+        unsafe { bindings::rdma_cap_opa_vnic(self.as_raw()) }
+    }
+
+    /// Whether `port` speaks OPA MADs (`rdma_cap_opa_mad()`); `false` for an invalid port.
+    pub fn cap_opa_mad(&self, port: u32) -> bool {
+        if !self.is_port_valid(port) {
+            return false;
+        }
+        // SAFETY: By the type invariant `self.as_raw()` is a valid device, and `port` was
+        // checked to be one of its ports, so the core's `port_data[port]` access is in bounds.
+        unsafe { bindings::rdma_cap_opa_mad(self.as_raw(), port) }
+    }
+}

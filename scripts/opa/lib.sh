@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings of the opa build and test scripts; sourced, not run.
+
+OPA_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=versions.sh
+. "$OPA_TOP/scripts/opa/versions.sh"
+
+# The unpacked kernel and its O= output live outside the clone so that a
+# fresh clone (as CI makes) reuses them; see Documentation/infiniband/opa_vnic_rs.rst.
+OPA_CACHE=${OPA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/opa-vnic-rs}
+OPA_SRC=$OPA_CACHE/linux-$OPA_KERNEL_DEB_VERSION
+OPA_TOOLS=$OPA_CACHE/tools
+OPA_BINDGEN=$OPA_TOOLS/bindgen-$OPA_BINDGEN_VERSION/bin/bindgen
+
+# Kernel flavours: "default" for tests, "debug" adds KASAN, lockdep, kmemleak.
+OPA_FLAVOR=${OPA_FLAVOR:-default}
+
+opa_log() { printf '  %-8s %s\n' "$1" "$2" >&2; }
+opa_die() { printf 'opa: error: %s\n' "$*" >&2; exit 1; }
+
+# The key of an O= build directory: everything that makes its objects
+# different. The config fragments are not part of it: Kbuild rebuilds what a
+# config change touches, which is much cheaper than a cold build.
+opa_build_key() {
+	{
+		echo "$OPA_KERNEL_DEB_VERSION"
+		/usr/bin/rustc --version
+		"clang$OPA_LLVM_SUFFIX" --version | head -n 1
+		echo "bindgen $OPA_BINDGEN_VERSION"
+		echo "$OPA_FLAVOR"
+	} | sha256sum | cut -c1-12
+}
+
+opa_out_dir() { echo "$OPA_CACHE/out-$OPA_FLAVOR-$(opa_build_key)"; }
+
+# Arguments every kernel make invocation gets. Rust warnings are errors: the
+# Rust code must build warning-free (W=1 adds nothing for Rust in 6.12).
+opa_kmake_args() {
+	echo "-C $OPA_SRC O=$(opa_out_dir) LLVM=$OPA_LLVM_SUFFIX" \
+	     "RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc HOSTRUSTC=/usr/bin/rustc" \
+	     "BINDGEN=$OPA_BINDGEN KRUSTFLAGS=-Dwarnings"
+}

@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: GPL-2.0
+# Pinned inputs of the kernel build. Changing one of these changes the cache
+# key (see kbuild), so a new pin never silently reuses an old build.
+
+# Debian's linux-source-6.12: the base tree the overlay is laid over.
+OPA_KERNEL_DEB_VERSION=${OPA_KERNEL_DEB_VERSION:-6.12.117-1~deb12u1}
+# Debian's rustc-web/rust-web-src: the only rustc here that ships core's
+# source (the rustup toolchain on PATH has no rust-src, so it cannot build
+# kernel Rust).
+OPA_RUSTC_DEB_VERSION=${OPA_RUSTC_DEB_VERSION:-1.96.0+dfsg1-1~deb12u2}
+# 6.12 needs bindgen >= 0.65.1; Debian's 0.60 is too old.
+OPA_BINDGEN_VERSION=${OPA_BINDGEN_VERSION:-0.70.1}
+OPA_LLVM_SUFFIX=-19
