@@ -124,7 +124,8 @@ pub struct Faults {
     pub drop_next: u32,
     /// Drop this many next responses with no report at all.
     pub silent_drop_next: u32,
-    /// Answer the next request with this attribute id with this status.
+    /// Refuse the next request with this attribute id with this status
+    /// (the agent's state is left alone).
     pub status_for_attr: Option<(u16, u16)>,
     /// Queue a stale response (another TID) before each real one.
     pub stale_before_each: bool,
@@ -275,20 +276,22 @@ impl FakeFabric {
         let agent = self.agents.get_mut(&lid)?;
         let mut rsp_hdr = mad.hdr.response();
         let mut data = [0u8; OPA_VNIC_EMA_DATA];
-        let status = match mad.op() {
-            Err(e) => e.mad_status(),
-            Ok(op) => match handle(agent, op, &mad, &mut data) {
+        let forced = match self.faults.status_for_attr {
+            Some((attr, st)) if attr == mad.hdr.mad_hdr.attr_id => {
+                self.faults.status_for_attr = None;
+                Some(st)
+            }
+            _ => None,
+        };
+        rsp_hdr.mad_hdr.status = match (forced, mad.op()) {
+            // The agent refuses without touching its state.
+            (Some(st), _) => st,
+            (None, Err(e)) => e.mad_status(),
+            (None, Ok(op)) => match handle(agent, op, &mad, &mut data) {
                 Ok(()) => 0,
                 Err(e) => e.mad_status(),
             },
         };
-        rsp_hdr.mad_hdr.status = status;
-        if let Some((attr, st)) = self.faults.status_for_attr {
-            if attr == mad.hdr.mad_hdr.attr_id {
-                rsp_hdr.mad_hdr.status = st;
-                self.faults.status_for_attr = None;
-            }
-        }
         let mut out = vec![0u8; OPA_MGMT_MAD_SIZE];
         VemaMad {
             hdr: rsp_hdr,

@@ -11,9 +11,12 @@
 #![warn(missing_docs, rust_2018_idioms)]
 
 pub mod client;
+pub mod cmd;
 pub mod config;
 pub mod fabric;
 pub mod fake;
 pub mod mac;
 pub mod mad;
+pub mod plan;
 pub mod umad;
+pub mod view;

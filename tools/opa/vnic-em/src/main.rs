@@ -1,1 +1,503 @@
-fn main() {}
+// SPDX-License-Identifier: GPL-2.0
+
+//! `vnic-em`: the command line.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use vnic_em::client::{Client, Policy};
+use vnic_em::cmd::{
+    self, ApplyOpts, EntryArg, Io, Select, SetOpts, TrapOpts, EXIT_DEVICE, EXIT_OK, EXIT_USAGE,
+};
+use vnic_em::config::{
+    self, Config, FABRIC_ID_MAX, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX,
+};
+use vnic_em::mac::Mac;
+use vnic_em::umad::{PortSelect, Umad};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (apply: the fabric matches the config)
+  1  usage or config error; nothing was sent
+  2  fabric error (timeout, MAD status, bad response); nothing was changed
+  3  partial apply: some Sets were applied before an error
+  4  local error: no umad device, or it cannot be opened or registered
+  5  apply --check: the fabric differs from the config";
+
+/// Ethernet Manager for Omni-Path VNIC: configures virtual Ethernet
+/// switches and ports over VEMA MADs.
+#[derive(Parser, Debug)]
+#[command(name = "vnic-em", version, after_help = EXIT_CODES)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Debug)]
+struct Global {
+    /// umad device of the EM's port (umad0 or /dev/infiniband/umad0)
+    #[arg(short = 'd', long, global = true, value_name = "DEV")]
+    umad: Option<String>,
+    /// RDMA device of the EM's port (e.g. hfi1_0); default: the first
+    /// ACTIVE port
+    #[arg(short = 'C', long, global = true, value_name = "NAME")]
+    hca: Option<String>,
+    /// Port number of the EM's port
+    #[arg(short = 'P', long, global = true, value_name = "N")]
+    port: Option<u8>,
+    /// Time to wait for each response, in milliseconds
+    #[arg(long, global = true, default_value_t = 1000, value_name = "MS")]
+    timeout_ms: u32,
+    /// Retries of a request that got no response
+    #[arg(long, global = true, default_value_t = 3, value_name = "N")]
+    retries: u32,
+    /// P_Key index to send MADs with
+    #[arg(long, global = true, default_value_t = 0, value_name = "I")]
+    pkey_index: u16,
+    /// Service level to send MADs with
+    #[arg(long, global = true, default_value_t = 0, value_name = "SL")]
+    sl: u8,
+    /// Root of the sysfs and /dev trees (testing aid)
+    #[arg(long, global = true, hide = true, default_value = "/")]
+    sysroot: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Make the fabric match a config file: read each vport, print the
+    /// Sets needed, send them
+    Apply {
+        /// The fabric config (TOML)
+        file: String,
+        /// Print the plan, send no Set
+        #[arg(short = 'n', long)]
+        dry_run: bool,
+        /// Print the plan, send no Set, exit 5 if anything differs (reads
+        /// MAC tables in full)
+        #[arg(long)]
+        check: bool,
+        /// Read MAC tables even when their digest matches the config
+        #[arg(long)]
+        full_tables: bool,
+        /// Print the plan and result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a config file without touching the fabric
+    Validate {
+        /// The fabric config (TOML)
+        file: String,
+    },
+    /// Get every attribute of each vport and print it
+    Show {
+        #[command(flatten)]
+        sel: SelectArgs,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+        /// Leave out the counters
+        #[arg(long)]
+        no_counters: bool,
+    },
+    /// Print the summary and error counters of each vport
+    Counters {
+        #[command(flatten)]
+        sel: SelectArgs,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Listen for traps (MAC list and link changes) and print them
+    Traps {
+        /// Point the trap LID of this node port at the EM first
+        /// (repeatable)
+        #[arg(long, value_name = "LID", value_parser = parse_lid)]
+        arm: Vec<u16>,
+        /// Arm every node port of this config
+        #[arg(short = 'c', long, value_name = "FILE")]
+        config: Option<String>,
+        /// Exit after N traps (exit 2 if --timeout comes first)
+        #[arg(long, value_name = "N")]
+        count: Option<u32>,
+        /// Exit after this many seconds
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<f64>,
+        /// One JSON object per line
+        #[arg(long)]
+        json: bool,
+    },
+    /// One-off changes to one vport (or to a node port's trap settings)
+    Set(SetArgs),
+}
+
+#[derive(Args, Debug)]
+struct SelectArgs {
+    /// Read the vports of this config
+    #[arg(short = 'c', long, value_name = "FILE")]
+    config: Option<String>,
+    /// Node port LID (repeatable)
+    #[arg(short = 'l', long, value_name = "LID", value_parser = parse_lid)]
+    lid: Vec<u16>,
+    /// Virtual port number (repeatable)
+    #[arg(short = 'v', long, value_name = "N")]
+    vport: Vec<u8>,
+    /// Without a config or --vport, probe vports 0..N of each LID
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    scan: u8,
+}
+
+#[derive(Args, Debug)]
+struct SetArgs {
+    /// Node port LID
+    #[arg(short = 'l', long, value_name = "LID", value_parser = parse_lid)]
+    lid: u16,
+    /// Virtual port number
+    #[arg(short = 'v', long, value_name = "N")]
+    vport: Option<u8>,
+    /// Where the node port sends traps (class port info)
+    #[arg(long, value_name = "LID", value_parser = parse_lid)]
+    trap_lid: Option<u16>,
+    /// Service level of traps
+    #[arg(long, value_name = "SL", value_parser = parse_sc)]
+    trap_sl: Option<u8>,
+    /// Reset the vport to power-on defaults and empty its MAC table
+    #[arg(long)]
+    delete: bool,
+    /// Vesw id
+    #[arg(long, value_name = "ID", value_parser = parse_vesw)]
+    vesw: Option<u16>,
+    /// Fabric id
+    #[arg(long, value_name = "ID", value_parser = parse_fabric)]
+    fabric_id: Option<u16>,
+    /// P_Key
+    #[arg(long, value_name = "PKEY", value_parser = parse_pkey)]
+    pkey: Option<u16>,
+    /// Ethernet MTU
+    #[arg(long, value_name = "MTU", value_parser = parse_mtu)]
+    eth_mtu: Option<u16>,
+    /// Unknown unicast DLIDs, comma separated (the default ports)
+    #[arg(long, value_name = "DLID,...", value_delimiter = ',', value_parser = parse_dlid)]
+    unknown_ucast_dlids: Option<Vec<u32>>,
+    /// Default ports in use (indices), comma separated
+    #[arg(long, value_name = "I,...", value_delimiter = ',', value_parser = parse_def_port)]
+    default_ports: Option<Vec<u8>>,
+    /// Unknown multicast DLID
+    #[arg(long, value_name = "DLID", value_parser = parse_dlid0)]
+    unknown_mcast_dlid: Option<u32>,
+    /// Routing control word (3 bits per class: default 0, ipv4 4,
+    /// ipv4_udp 8, ipv4_tcp 12, ipv6 16, ipv6_tcp 20, ipv6_udp 24)
+    #[arg(long, value_name = "WORD", value_parser = parse_u32)]
+    rc: Option<u32>,
+    /// Port number on the vesw
+    #[arg(long, value_name = "N", value_parser = parse_u32)]
+    port_num: Option<u32>,
+    /// Base MAC address
+    #[arg(long, value_name = "MAC")]
+    mac: Option<Mac>,
+    /// Set the config state to forwarding
+    #[arg(long, conflicts_with = "disable")]
+    enable: bool,
+    /// Set the config state to drop-all
+    #[arg(long)]
+    disable: bool,
+    /// Encapsulation source LID
+    #[arg(long, value_name = "LID", value_parser = parse_dlid)]
+    encap_slid: Option<u32>,
+    /// Write a MAC table entry: INDEX=MAC,DLID[,src]; MAC 0:0:0:0:0:0
+    /// clears the slot (repeatable)
+    #[arg(long = "mac-entry", value_name = "INDEX=MAC,DLID", value_parser = parse_entry)]
+    entries: Vec<EntryArg>,
+    /// Print the result as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_u64(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse::<u64>(),
+    };
+    r.map_err(|_| format!("{s:?} is not a number (decimal or 0x hex)"))
+}
+
+fn ranged(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let v = parse_u64(s)?;
+    if v < lo || v > hi {
+        return Err(format!("{s} is out of range {lo:#x}..={hi:#x}"));
+    }
+    Ok(v)
+}
+
+fn parse_u32(s: &str) -> Result<u32, String> {
+    ranged(s, 0, u64::from(u32::MAX)).map(|v| v as u32)
+}
+
+fn parse_lid(s: &str) -> Result<u16, String> {
+    ranged(s, 1, u64::from(UNICAST_LID_MAX)).map(|v| v as u16)
+}
+
+fn parse_dlid(s: &str) -> Result<u32, String> {
+    ranged(s, 1, u64::from(LID24_MAX)).map(|v| v as u32)
+}
+
+fn parse_dlid0(s: &str) -> Result<u32, String> {
+    ranged(s, 0, u64::from(LID24_MAX)).map(|v| v as u32)
+}
+
+fn parse_vesw(s: &str) -> Result<u16, String> {
+    ranged(s, 0, u64::from(VESW_ID_MAX)).map(|v| v as u16)
+}
+
+fn parse_fabric(s: &str) -> Result<u16, String> {
+    ranged(s, 0, u64::from(FABRIC_ID_MAX)).map(|v| v as u16)
+}
+
+fn parse_sc(s: &str) -> Result<u8, String> {
+    ranged(s, 0, u64::from(SC_VL_MAX)).map(|v| v as u8)
+}
+
+fn parse_def_port(s: &str) -> Result<u8, String> {
+    ranged(s, 0, 15).map(|v| v as u8)
+}
+
+fn parse_pkey(s: &str) -> Result<u16, String> {
+    let v = ranged(s, 0, 0xffff)? as u16;
+    if v & 0x7fff == 0 {
+        return Err(format!("P_Key {v:#06x} has no key part"));
+    }
+    Ok(v)
+}
+
+fn parse_mtu(s: &str) -> Result<u16, String> {
+    ranged(
+        s,
+        u64::from(config::ETH_MIN_MTU),
+        u64::from(opa_wire::vema_info::ETH_MTU_MAX),
+    )
+    .map(|v| v as u16)
+}
+
+fn parse_entry(s: &str) -> Result<EntryArg, String> {
+    let (idx, rest) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: expected INDEX=MAC,DLID[,src]"))?;
+    let index = ranged(idx, 0, 2047)? as u16;
+    let mut parts = rest.split(',');
+    let mac: Mac = parts
+        .next()
+        .unwrap_or_default()
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let dlid = match parts.next() {
+        Some(d) => ranged(d, 0, u64::from(LID24_MAX))? as u32,
+        None if mac.is_zero() => 0,
+        None => return Err(format!("{s:?}: missing DLID")),
+    };
+    let source = match parts.next() {
+        None => false,
+        Some("src") | Some("source") => true,
+        Some(x) => return Err(format!("{s:?}: unknown flag {x:?} (only \"src\")")),
+    };
+    if parts.next().is_some() {
+        return Err(format!("{s:?}: too many fields"));
+    }
+    if !mac.is_zero() && dlid == 0 {
+        return Err(format!("{s:?}: DLID must not be 0"));
+    }
+    Ok(EntryArg {
+        index,
+        mac,
+        dlid,
+        source,
+    })
+}
+
+fn load(path: &str, err: &mut dyn Write) -> Result<Config, u8> {
+    config::load(path).map_err(|e| {
+        let _ = writeln!(err, "{e}");
+        EXIT_USAGE
+    })
+}
+
+fn open(g: &Global, err: &mut dyn Write) -> Result<Client<Umad>, u8> {
+    let sel = PortSelect {
+        umad: g.umad.clone(),
+        hca: g.hca.clone(),
+        port: g.port,
+    };
+    let umad = Umad::open(&g.sysroot, &sel).map_err(|e| {
+        let _ = writeln!(err, "vnic-em: {e}");
+        EXIT_DEVICE
+    })?;
+    let policy = Policy {
+        timeout: Duration::from_millis(u64::from(g.timeout_ms.max(1))),
+        retries: g.retries,
+        pkey_index: g.pkey_index,
+        sl: g.sl,
+        ..Policy::default()
+    };
+    Ok(Client::new(umad, policy))
+}
+
+fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
+    let g = &cli.global;
+    Ok(match cli.command {
+        Command::Validate { file } => {
+            let cfg = load(&file, io.err)?;
+            let _ = writeln!(
+                io.out,
+                "{file}: ok ({} vesw(s), {} vport(s))",
+                cfg.vesws.len(),
+                cfg.vports.len()
+            );
+            EXIT_OK
+        }
+        Command::Apply {
+            file,
+            dry_run,
+            check,
+            full_tables,
+            json,
+        } => {
+            let cfg = load(&file, io.err)?;
+            let mut client = open(g, io.err)?;
+            let opts = ApplyOpts {
+                dry_run,
+                check,
+                full_tables,
+                json,
+            };
+            cmd::apply(&mut client, &cfg, opts, io)
+        }
+        Command::Show {
+            sel,
+            json,
+            no_counters,
+        } => {
+            let cfg = match &sel.config {
+                Some(f) => Some(load(f, io.err)?),
+                None => None,
+            };
+            let s = Select {
+                lids: sel.lid,
+                vports: sel.vport,
+                scan: sel.scan,
+            };
+            let mut client = open(g, io.err)?;
+            cmd::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
+        }
+        Command::Counters { sel, json } => {
+            let cfg = match &sel.config {
+                Some(f) => Some(load(f, io.err)?),
+                None => None,
+            };
+            let s = Select {
+                lids: sel.lid,
+                vports: sel.vport,
+                scan: sel.scan,
+            };
+            let mut client = open(g, io.err)?;
+            cmd::counters(&mut client, cfg.as_ref(), &s, json, io)
+        }
+        Command::Traps {
+            mut arm,
+            config,
+            count,
+            timeout,
+            json,
+        } => {
+            let mut trap_sl = 0;
+            if let Some(f) = &config {
+                let cfg = load(f, io.err)?;
+                trap_sl = cfg.em.trap_sl;
+                for p in &cfg.vports {
+                    if !arm.contains(&p.lid) {
+                        arm.push(p.lid);
+                    }
+                }
+            }
+            let timeout = match timeout {
+                Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
+                Some(t) => {
+                    let _ = writeln!(io.err, "vnic-em: traps: bad --timeout {t}");
+                    return Err(EXIT_USAGE);
+                }
+                None => None,
+            };
+            let mut client = open(g, io.err)?;
+            let opts = TrapOpts {
+                arm,
+                trap_sl,
+                count,
+                timeout,
+                json,
+            };
+            cmd::traps(&mut client, &opts, io)
+        }
+        Command::Set(a) => {
+            let opts = SetOpts {
+                lid: a.lid,
+                vport: a.vport,
+                trap_lid: a.trap_lid,
+                trap_sl: a.trap_sl,
+                delete: a.delete,
+                vesw: a.vesw,
+                fabric_id: a.fabric_id,
+                pkey: a.pkey,
+                eth_mtu: a.eth_mtu,
+                unknown_ucast_dlids: a.unknown_ucast_dlids,
+                default_ports: a.default_ports,
+                unknown_mcast_dlid: a.unknown_mcast_dlid,
+                rc: a.rc,
+                port_num: a.port_num,
+                mac: a.mac,
+                enabled: match (a.enable, a.disable) {
+                    (true, _) => Some(true),
+                    (_, true) => Some(false),
+                    _ => None,
+                },
+                encap_slid: a.encap_slid,
+                entries: a.entries,
+                json: a.json,
+            };
+            if opts
+                .unknown_ucast_dlids
+                .as_ref()
+                .is_some_and(|l| l.len() > 16)
+            {
+                let _ = writeln!(io.err, "vnic-em: set: at most 16 unknown unicast DLIDs");
+                return Err(EXIT_USAGE);
+            }
+            let mut client = open(g, io.err)?;
+            cmd::set(&mut client, &opts, io)
+        }
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+        }
+    };
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let mut io = Io {
+        out: &mut out,
+        err: &mut err,
+    };
+    let code = run(cli, &mut io).unwrap_or_else(|c| c);
+    let _ = io.out.flush();
+    ExitCode::from(code)
+}
