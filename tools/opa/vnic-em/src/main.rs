@@ -72,6 +72,7 @@ struct Global {
 enum Command {
     /// Make the fabric match a config file: read each vport, print the
     /// Sets needed, send them
+    #[command(after_help = EXIT_CODES)]
     Apply {
         /// The fabric config (TOML)
         file: String,
@@ -90,11 +91,13 @@ enum Command {
         json: bool,
     },
     /// Check a config file without touching the fabric
+    #[command(after_help = EXIT_CODES)]
     Validate {
         /// The fabric config (TOML)
         file: String,
     },
     /// Get every attribute of each vport and print it
+    #[command(after_help = EXIT_CODES)]
     Show {
         #[command(flatten)]
         sel: SelectArgs,
@@ -106,6 +109,7 @@ enum Command {
         no_counters: bool,
     },
     /// Print the summary and error counters of each vport
+    #[command(after_help = EXIT_CODES)]
     Counters {
         #[command(flatten)]
         sel: SelectArgs,
@@ -114,6 +118,7 @@ enum Command {
         json: bool,
     },
     /// Listen for traps (MAC list and link changes) and print them
+    #[command(after_help = EXIT_CODES)]
     Traps {
         /// Point the trap LID of this node port at the EM first
         /// (repeatable)
@@ -133,6 +138,7 @@ enum Command {
         json: bool,
     },
     /// One-off changes to one vport (or to a node port's trap settings)
+    #[command(after_help = EXIT_CODES)]
     Set(SetArgs),
 }
 

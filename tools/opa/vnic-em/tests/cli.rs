@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The binary: exit codes, help, config errors with line numbers, and
+//! the sample config. No fabric is needed: the umad device is looked up
+//! under an empty sysfs root.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn vnic_em(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vnic-em"))
+        .args(args)
+        .output()
+        .expect("run vnic-em")
+}
+
+fn sample() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../samples/opa/vnic-em/fabric.toml")
+}
+
+fn tmp_file(name: &str, body: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("vnic-em-cli-{}-{name}", std::process::id()));
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn help_lists_exit_codes() {
+    let o = vnic_em(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let s = text(&o.stdout);
+    assert!(s.contains("Exit codes:"), "{s}");
+    assert!(s.contains("3  partial apply"), "{s}");
+    for cmd in ["apply", "show", "counters", "traps", "set", "validate"] {
+        let o = vnic_em(&[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}");
+        assert!(text(&o.stdout).contains("Exit codes:"), "{cmd}");
+    }
+    let o = vnic_em(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn usage_errors_exit_1() {
+    for args in [
+        &["show", "--bogus"][..],
+        &[][..],
+        &["set", "--lid", "0"][..],
+        &["set", "--lid", "2", "--vport", "0", "--pkey", "0x8000"][..],
+        &["set", "--lid", "2", "--vport", "0", "--eth-mtu", "20000"][..],
+        &["set", "--lid", "2", "--vport", "0", "--mac", "zz"][..],
+        &["set", "--lid", "2", "--vport", "0", "--mac-entry", "3=02:00:00:00:00:01"][..],
+        &["set", "--lid", "2", "--vport", "0", "--enable", "--disable"][..],
+        &["traps", "--timeout", "-1"][..],
+        &["apply"][..],
+    ] {
+        let o = vnic_em(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
+    }
+}
+
+#[test]
+fn sample_config_is_valid() {
+    let o = vnic_em(&["validate", sample().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("ok (2 vesw(s), 3 vport(s))"));
+}
+
+#[test]
+fn config_errors_have_line_numbers_and_nothing_is_sent() {
+    let bad = tmp_file(
+        "bad.toml",
+        "[[vesw]]\nid = 1\npkey = 0x8000\n\n[[vport]]\nlid = 2\nvport = 0\nvesw = 3\nport_num = 1\nmac = \"02:00:00:00:00:01\"\n",
+    );
+    let path = bad.to_str().unwrap();
+    let o = vnic_em(&["validate", path]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(e.contains(&format!("{path}:3:8: error: pkey 0x8000 has no key part")), "{e}");
+    assert!(e.contains(&format!("{path}:8:8: error: vesw 3 is not defined")), "{e}");
+    // apply checks the file before it looks for a device.
+    let o = vnic_em(&["apply", path, "--sysroot", "/nonexistent"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = vnic_em(&["validate", "/nonexistent/x.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("cannot read"));
+    let _ = std::fs::remove_file(bad);
+}
+
+#[test]
+fn no_device_exits_4() {
+    let root = std::env::temp_dir().join(format!("vnic-em-cli-{}-root", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let r = root.to_str().unwrap();
+    for args in [
+        &["show", "--lid", "2", "--sysroot", r][..],
+        &["counters", "--lid", "2", "--sysroot", r][..],
+        &["traps", "--count", "1", "--sysroot", r][..],
+        &["set", "--lid", "2", "--vport", "0", "--enable", "--sysroot", r][..],
+        &["apply", sample().to_str().unwrap(), "--sysroot", r][..],
+    ] {
+        let o = vnic_em(args);
+        assert_eq!(o.status.code(), Some(4), "{args:?}");
+        assert!(text(&o.stderr).contains("is ib_umad loaded?"), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(root);
+}
