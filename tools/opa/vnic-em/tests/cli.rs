@@ -53,7 +53,15 @@ fn usage_errors_exit_1() {
         &["set", "--lid", "2", "--vport", "0", "--pkey", "0x8000"][..],
         &["set", "--lid", "2", "--vport", "0", "--eth-mtu", "20000"][..],
         &["set", "--lid", "2", "--vport", "0", "--mac", "zz"][..],
-        &["set", "--lid", "2", "--vport", "0", "--mac-entry", "3=02:00:00:00:00:01"][..],
+        &[
+            "set",
+            "--lid",
+            "2",
+            "--vport",
+            "0",
+            "--mac-entry",
+            "3=02:00:00:00:00:01",
+        ][..],
         &["set", "--lid", "2", "--vport", "0", "--enable", "--disable"][..],
         &["traps", "--timeout", "-1"][..],
         &["apply"][..],
@@ -80,8 +88,14 @@ fn config_errors_have_line_numbers_and_nothing_is_sent() {
     let o = vnic_em(&["validate", path]);
     assert_eq!(o.status.code(), Some(1));
     let e = text(&o.stderr);
-    assert!(e.contains(&format!("{path}:3:8: error: pkey 0x8000 has no key part")), "{e}");
-    assert!(e.contains(&format!("{path}:8:8: error: vesw 3 is not defined")), "{e}");
+    assert!(
+        e.contains(&format!("{path}:3:8: error: pkey 0x8000 has no key part")),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!("{path}:8:8: error: vesw 3 is not defined")),
+        "{e}"
+    );
     // apply checks the file before it looks for a device.
     let o = vnic_em(&["apply", path, "--sysroot", "/nonexistent"]);
     assert_eq!(o.status.code(), Some(1));
@@ -100,7 +114,16 @@ fn no_device_exits_4() {
         &["show", "--lid", "2", "--sysroot", r][..],
         &["counters", "--lid", "2", "--sysroot", r][..],
         &["traps", "--count", "1", "--sysroot", r][..],
-        &["set", "--lid", "2", "--vport", "0", "--enable", "--sysroot", r][..],
+        &[
+            "set",
+            "--lid",
+            "2",
+            "--vport",
+            "0",
+            "--enable",
+            "--sysroot",
+            r,
+        ][..],
         &["apply", sample().to_str().unwrap(), "--sysroot", r][..],
     ] {
         let o = vnic_em(args);
