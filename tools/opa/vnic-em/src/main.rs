@@ -57,9 +57,10 @@ struct Global {
     /// Retries of a request that got no response
     #[arg(long, global = true, default_value_t = 3, value_name = "N")]
     retries: u32,
-    /// P_Key index to send MADs with
-    #[arg(long, global = true, default_value_t = 0, value_name = "I")]
-    pkey_index: u16,
+    /// P_Key index to send MADs with; default: the index of 0xffff (else
+    /// 0x7fff) in the EM port's P_Key table
+    #[arg(long, global = true, value_name = "I")]
+    pkey_index: Option<u16>,
     /// Service level to send MADs with
     #[arg(long, global = true, default_value_t = 0, value_name = "SL")]
     sl: u8,
@@ -345,7 +346,7 @@ fn open(g: &Global, err: &mut dyn Write) -> Result<Client<Umad>, u8> {
     let policy = Policy {
         timeout: Duration::from_millis(u64::from(g.timeout_ms.max(1))),
         retries: g.retries,
-        pkey_index: g.pkey_index,
+        pkey_index: g.pkey_index.unwrap_or(umad.port().mgmt_pkey_index),
         sl: g.sl,
         ..Policy::default()
     };

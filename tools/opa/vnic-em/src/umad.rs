@@ -73,6 +73,11 @@ pub struct UmadPort {
     pub lid: u16,
     /// The port state text (`4: ACTIVE`), empty if unknown.
     pub state: String,
+    /// Index of the full management P_Key (0xffff) in the port's P_Key
+    /// table, else of the limited one (0x7fff), else 0: what MADs are
+    /// sent with unless told otherwise (the VNIC driver picks its trap
+    /// P_Key the same way).
+    pub mgmt_pkey_index: u16,
 }
 
 impl UmadPort {
@@ -94,6 +99,32 @@ pub fn parse_sysfs_lid(s: &str) -> Option<u16> {
         None => s.parse::<u32>().ok(),
     }
     .and_then(|v| u16::try_from(v).ok())
+}
+
+/// The index of the management P_Key in a port's sysfs `pkeys` folder:
+/// 0xffff first, then 0x7fff, else 0.
+pub fn mgmt_pkey_index(port_dir: &Path) -> u16 {
+    let mut table: Vec<(u16, u16)> = Vec::new();
+    if let Ok(rd) = fs::read_dir(port_dir.join("pkeys")) {
+        for ent in rd.flatten() {
+            let Some(idx) = ent.file_name().to_str().and_then(|n| n.parse::<u16>().ok()) else {
+                continue;
+            };
+            if let Some(key) = read_trim(&ent.path())
+                .ok()
+                .and_then(|s| parse_sysfs_lid(&s))
+            {
+                table.push((idx, key));
+            }
+        }
+    }
+    table.sort_unstable();
+    for want in [0xffff, 0x7fff] {
+        if let Some((i, _)) = table.iter().find(|(_, k)| *k == want) {
+            return *i;
+        }
+    }
+    0
 }
 
 /// Every umad device under `root` (`/` on a real system), sorted by
@@ -141,7 +172,9 @@ pub fn list_ports(root: &Path) -> Result<Vec<UmadPort>, FabricError> {
             .and_then(|s| parse_sysfs_lid(&s))
             .unwrap_or(0);
         let state = read_trim(&pdir.join("state")).unwrap_or_default();
+        let mgmt_pkey_index = mgmt_pkey_index(&pdir);
         out.push(UmadPort {
+            mgmt_pkey_index,
             dev_path: root.join("dev/infiniband").join(&name),
             name,
             ibdev,
@@ -466,11 +499,24 @@ mod tests {
         mk(&root, "umad10", "hfi1_1", 1, "0x10", "4: ACTIVE");
         mk(&root, "umad0", "hfi1_0", 1, "0x0", "1: DOWN");
         mk(&root, "umad2", "hfi1_0", 2, "0x2", "4: ACTIVE");
+        let pk = root.join("sys/class/infiniband/hfi1_0/ports/2/pkeys");
+        fs::create_dir_all(&pk).unwrap();
+        for (i, k) in [(0, "0x8001"), (1, "0x7fff"), (2, "0xffff"), (10, "0x0000")] {
+            fs::write(pk.join(i.to_string()), format!("{k}\n")).unwrap();
+        }
         fs::create_dir_all(root.join("sys/class/infiniband_mad/issm0")).unwrap();
         let ports = list_ports(&root).unwrap();
         let names: Vec<&str> = ports.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["umad0", "umad2", "umad10"]);
         assert_eq!(ports[1].lid, 2);
+        assert_eq!(ports[1].mgmt_pkey_index, 2);
+        assert_eq!(ports[0].mgmt_pkey_index, 0, "no pkeys folder");
+        fs::write(pk.join("2"), "0x8002\n").unwrap();
+        assert_eq!(
+            mgmt_pkey_index(pk.parent().unwrap()),
+            1,
+            "limited management key"
+        );
         assert_eq!(ports[2].lid, 0x10);
         assert_eq!(ports[0].dev_path, root.join("dev/infiniband/umad0"));
         let any = select_port(&ports, &PortSelect::default()).unwrap();
