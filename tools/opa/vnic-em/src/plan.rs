@@ -168,12 +168,28 @@ pub fn state_name(s: u8) -> String {
     }
 }
 
-fn rc_text(w: u32) -> String {
+/// A routing control word as the config writes it, classes at 0 left
+/// out: `{ ipv4_tcp = 1 }`, `{}`.
+pub fn rc_text(w: u32) -> String {
     let r = RoutingControl::from_word(w);
-    format!(
-        "{{ default = {}, ipv4 = {}, ipv4_udp = {}, ipv4_tcp = {}, ipv6 = {}, ipv6_tcp = {}, ipv6_udp = {} }}",
-        r.default, r.ipv4, r.ipv4_udp, r.ipv4_tcp, r.ipv6, r.ipv6_tcp, r.ipv6_udp
-    )
+    let parts: Vec<String> = [
+        ("default", r.default),
+        ("ipv4", r.ipv4),
+        ("ipv4_udp", r.ipv4_udp),
+        ("ipv4_tcp", r.ipv4_tcp),
+        ("ipv6", r.ipv6),
+        ("ipv6_tcp", r.ipv6_tcp),
+        ("ipv6_udp", r.ipv6_udp),
+    ]
+    .iter()
+    .filter(|(_, v)| *v != 0)
+    .map(|(k, v)| format!("{k} = {v}"))
+    .collect();
+    if parts.is_empty() {
+        "{}".to_string()
+    } else {
+        format!("{{ {} }}", parts.join(", "))
+    }
 }
 
 /// The writable fields of VESW port info that differ between `cur` and
@@ -509,6 +525,8 @@ non_vlan_sc_uc = 4
             ]
         );
         assert_eq!(ch[4].to, "[0x10, 0x11, 0x12]");
+        assert_eq!(ch[7].from, "{}");
+        assert_eq!(ch[7].to, "{ default = 1, ipv6_tcp = 5 }");
         assert_eq!(ch[5].to, "[0, 2]");
         assert_eq!(ch[10].from, "drop-all");
         assert_eq!(ch[10].to, "forwarding");

@@ -944,3 +944,48 @@ fn big_mac_table_takes_several_mads() {
         1
     );
 }
+
+#[test]
+fn sample_config_applies_and_reapplies_cleanly() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../samples/opa/vnic-em/fabric.toml"
+    );
+    let config = vnic_em::config::load(path).unwrap();
+    let mut f = FakeFabric::new(EM_LID);
+    f.add_node(1, 1).add_node(2, 1);
+    let mut c = client(f);
+    let r = apply(
+        &mut c,
+        &config,
+        ApplyOpts {
+            dry_run: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert!(r.out.contains("8 Set(s) to send"), "{}", r.out);
+    assert!(
+        r.out.contains(
+            "LID 0x0001 vport 0 [vesw 1 tenant-a]: set MAC table slots 0..=2 (3 changed)"
+        ),
+        "{}",
+        r.out
+    );
+    let r = apply(&mut c, &config, ApplyOpts::default());
+    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert!(r.out.contains("applied 8 of 8 Set(s)"), "{}", r.out);
+    let r = apply(
+        &mut c,
+        &config,
+        ApplyOpts {
+            check: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert!(r.out.contains("nothing to do"), "{}", r.out);
+    let v = c.fabric().vport(2, 0).unwrap();
+    assert_eq!(v.info.vport.pcp_to_sc_uc, [0, 0, 0, 0, 1, 1, 1, 1]);
+    assert_eq!(v.mac_table[&0].mac_addr, [2, 0xa0, 0, 0, 0, 0x10]);
+}
