@@ -7,7 +7,9 @@
 //! driver's MAD agent on each node port, using the wire formats of
 //! `opa_wire`. See `Documentation/infiniband/vnic-em.rst`.
 
+#![deny(unsafe_code)]
 #![forbid(unsafe_op_in_unsafe_fn)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![warn(missing_docs, rust_2018_idioms)]
 
 pub mod client;

@@ -2,6 +2,9 @@
 
 //! `vnic-em`: the command line.
 
+#![forbid(unsafe_code)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -12,6 +12,8 @@
 //!
 //! The only `unsafe` of the crate is here: the register ioctl and poll().
 
+#![allow(unsafe_code)]
+
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
