@@ -27,3 +27,10 @@ bool rust_helper_rdma_cap_opa_vnic(struct ib_device *device)
 {
 	return rdma_cap_opa_vnic(device);
 }
+
+/* opasim: the software OPA device (rust/kernel/rdma/{provider,verbs}.rs). */
+
+void rust_helper_init_completion(struct completion *x)
+{
+	init_completion(x);
+}

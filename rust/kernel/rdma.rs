@@ -12,3 +12,5 @@
 
 pub mod client;
 pub mod device;
+pub mod provider;
+pub mod verbs;
