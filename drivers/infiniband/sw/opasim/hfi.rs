@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The simulated HFI: the provider of opasim's RDMA devices (their attributes and QPs).
+
+use crate::{
+    fabric::Fabric,
+    port::{Port, PKEY_TABLE_LEN},
+    ud,
+};
+use kernel::{
+    prelude::*,
+    rdma::{
+        provider::{self, Device, DeviceAttr, PortAttr, PortImmutable, PortState},
+        verbs::{Qp, QpInit, QpType, SendWr},
+    },
+    sync::Arc,
+};
+
+/// The OUI of the simulated devices (Intel's, as hfi1 reports).
+pub(crate) const VENDOR_ID: u32 = 0x1175;
+
+/// The part id of the simulated devices (not a real part).
+pub(crate) const PART_ID: u32 = 0x5053;
+
+/// The provider of opasim's devices.
+pub(crate) struct Hfi;
+
+/// What opasim keeps for each device.
+pub(crate) struct HfiDevice {
+    /// The device's GUID.
+    pub(crate) guid: u64,
+    /// The switch the device's ports are attached to.
+    pub(crate) fabric: Arc<Fabric>,
+    /// The device's ports, port 1 first.
+    pub(crate) ports: KVec<Arc<Port>>,
+}
+
+impl HfiDevice {
+    /// The port `num` (from 1).
+    pub(crate) fn port(&self, num: u32) -> Result<&Arc<Port>> {
+        let i = num.checked_sub(1).ok_or(EINVAL)?;
+        self.ports.get(i as usize).ok_or(EINVAL)
+    }
+}
+
+/// What opasim keeps for each QP: which receiver slot of its port it fills.
+pub(crate) struct HfiQp {
+    slot: Option<usize>,
+}
+
+fn port_of(dev: &Device<Hfi>, num: u32) -> Result<&Arc<Port>> {
+    dev.data().port(num)
+}
+
+#[vtable]
+impl provider::Provider for Hfi {
+    type Data = HfiDevice;
+    type Qp = HfiQp;
+
+    fn query_device(dev: &Device<Self>) -> DeviceAttr {
+        DeviceAttr {
+            sys_image_guid: dev.data().guid,
+            vendor_id: VENDOR_ID,
+            vendor_part_id: PART_ID,
+            max_qp: 16,
+            max_qp_wr: 16384,
+            max_sge: kernel::rdma::verbs::MAX_SGE as u32,
+            max_cq: 64,
+            max_cqe: 65536,
+            max_pd: 64,
+            max_ah: 65536,
+            max_pkeys: PKEY_TABLE_LEN as u16,
+            opa_vnic: true,
+        }
+    }
+
+    fn query_port(dev: &Device<Self>, num: u32) -> Result<PortAttr> {
+        let port = port_of(dev, num)?;
+        let c = port.config();
+        let n = |v: u64| v.min(u32::MAX.into()) as u32;
+        Ok(PortAttr {
+            state: if c.active {
+                PortState::Active
+            } else {
+                PortState::Down
+            },
+            lid: c.lid,
+            sm_lid: 0,
+            lmc: 0,
+            gid_tbl_len: 1,
+            pkey_tbl_len: PKEY_TABLE_LEN as u16,
+            port_cap_flags: 0,
+            max_msg_sz: 4096,
+            bad_pkey_cntr: n(crate::port::Counters::get(&port.counters.rcv_bad_pkey)),
+            qkey_viol_cntr: n(crate::port::Counters::get(&port.counters.rcv_qkey_viol)),
+        })
+    }
+
+    fn port_immutable(dev: &Device<Self>, num: u32) -> Result<PortImmutable> {
+        port_of(dev, num)?;
+        Ok(PortImmutable {
+            opa: true,
+            pkey_tbl_len: PKEY_TABLE_LEN as u16,
+            gid_tbl_len: 1,
+        })
+    }
+
+    fn query_pkey(dev: &Device<Self>, num: u32, index: u16) -> Result<u16> {
+        let c = port_of(dev, num)?.config();
+        c.pkeys.get(usize::from(index)).copied().ok_or(EINVAL)
+    }
+
+    fn query_gid(dev: &Device<Self>, num: u32, index: u32) -> Result<[u8; 16]> {
+        let port = port_of(dev, num)?;
+        if index != 0 {
+            return Err(EINVAL);
+        }
+        let mut gid = [0u8; 16];
+        gid[..8].copy_from_slice(&0xfe80_0000_0000_0000u64.to_be_bytes());
+        gid[8..].copy_from_slice(&port.guid.to_be_bytes());
+        Ok(gid)
+    }
+
+    fn create_qp(dev: &Device<Self>, init: &QpInit) -> Result<(u32, HfiQp)> {
+        match init.qp_type {
+            QpType::Smi => {
+                port_of(dev, init.port)?;
+                Ok((0, HfiQp { slot: Some(0) }))
+            }
+            QpType::Gsi => {
+                port_of(dev, init.port)?;
+                Ok((1, HfiQp { slot: Some(1) }))
+            }
+            // Only the MAD stack's QPs are simulated.
+            QpType::Ud => Err(EOPNOTSUPP),
+        }
+    }
+
+    fn qp_ready(qp: &Qp<Self>) -> Result {
+        if let Some(slot) = qp.data().slot {
+            port_of(qp.device(), qp.port())?.attach_qp(slot, qp)?;
+        }
+        Ok(())
+    }
+
+    fn destroy_qp(qp: &Qp<Self>) {
+        if let (Some(slot), Ok(port)) = (qp.data().slot, port_of(qp.device(), qp.port())) {
+            port.detach_qp(slot, qp);
+        }
+    }
+
+    fn post_send(qp: &Qp<Self>, wr: &SendWr<'_>) -> Result {
+        ud::send(qp, wr)
+    }
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! A simulated OPA port: its LID and P_Key table, the QPs that receive on it, its counters.
+
+use crate::{hfi::Hfi, pkey};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::{
+    new_spinlock,
+    prelude::*,
+    rdma::verbs::Qp,
+    sync::{Arc, SpinLock},
+    types::ARef,
+};
+
+/// The size of a port's P_Key table.
+pub(crate) const PKEY_TABLE_LEN: usize = 16;
+
+/// The configuration of a port: what `query_port` and `query_pkey` report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PortConfig {
+    /// The LID (0: none, the port does not receive).
+    pub(crate) lid: u32,
+    /// The P_Key table; 0 marks an empty entry.
+    pub(crate) pkeys: [u16; PKEY_TABLE_LEN],
+    /// Whether the port is ACTIVE (otherwise DOWN).
+    pub(crate) active: bool,
+}
+
+impl PortConfig {
+    /// A port with `lid` and the P_Keys `pkeys` (the rest of the table empty).
+    pub(crate) fn new(lid: u32, pkeys: &[u16]) -> Self {
+        let mut t = [0u16; PKEY_TABLE_LEN];
+        for (d, s) in t.iter_mut().zip(pkeys) {
+            *d = *s;
+        }
+        Self {
+            lid,
+            pkeys: t,
+            active: true,
+        }
+    }
+}
+
+/// The counters of a port, as `counters` in debugfs shows them.
+#[derive(Default)]
+pub(crate) struct Counters {
+    /// Packets sent.
+    pub(crate) xmit_packets: AtomicU64,
+    /// Bytes sent (payload).
+    pub(crate) xmit_bytes: AtomicU64,
+    /// Packets the switch dropped: no port has the destination LID.
+    pub(crate) xmit_unknown_dlid: AtomicU64,
+    /// Packets sent with a P_Key index outside the table or on an empty entry.
+    pub(crate) xmit_bad_pkey: AtomicU64,
+    /// Packets received.
+    pub(crate) rcv_packets: AtomicU64,
+    /// Bytes received (payload).
+    pub(crate) rcv_bytes: AtomicU64,
+    /// Packets dropped on receive by the P_Key check (the port's bad P_Key counter).
+    pub(crate) rcv_bad_pkey: AtomicU64,
+    /// Packets dropped on receive for a wrong Q_Key.
+    pub(crate) rcv_qkey_viol: AtomicU64,
+    /// Packets dropped on receive: no such QP, or no receive buffer posted.
+    pub(crate) rcv_dropped: AtomicU64,
+}
+
+impl Counters {
+    /// Adds one to `c`.
+    pub(crate) fn inc(c: &AtomicU64) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Adds `n` to `c`.
+    pub(crate) fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Reads `c`.
+    pub(crate) fn get(c: &AtomicU64) -> u64 {
+        c.load(Ordering::Relaxed)
+    }
+}
+
+/// A port of a simulated HFI, attached to the fabric's switch.
+#[pin_data]
+pub(crate) struct Port {
+    /// The number of the device the port belongs to (`opasim<dev>` is its name, usually).
+    pub(crate) dev_index: u32,
+    /// The port's number on its device (from 1).
+    pub(crate) num: u32,
+    /// The port's GUID.
+    pub(crate) guid: u64,
+    #[pin]
+    config: SpinLock<PortConfig>,
+    /// QP0 and QP1 of the port, once the MAD stack has created them.
+    #[pin]
+    qps: SpinLock<[Option<ARef<Qp<Hfi>>>; 2]>,
+    /// The port's counters.
+    pub(crate) counters: Counters,
+}
+
+impl Port {
+    /// A new port.
+    pub(crate) fn new(
+        dev_index: u32,
+        num: u32,
+        guid: u64,
+        config: PortConfig,
+    ) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                dev_index,
+                num,
+                guid,
+                config <- new_spinlock!(config, "opasim_port_config"),
+                qps <- new_spinlock!([None, None], "opasim_port_qps"),
+                counters: Counters::default(),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The port's configuration.
+    pub(crate) fn config(&self) -> PortConfig {
+        *self.config.lock()
+    }
+
+    /// The port's LID if it is active (a port that is down neither sends nor receives).
+    pub(crate) fn active_lid(&self) -> Option<u32> {
+        let c = self.config.lock();
+        (c.active && c.lid != 0).then_some(c.lid)
+    }
+
+    /// The P_Key at `index`, if the entry exists and is not empty.
+    pub(crate) fn pkey(&self, index: u16) -> Option<u16> {
+        let c = self.config.lock();
+        c.pkeys.get(usize::from(index)).copied().filter(|&p| p != 0)
+    }
+
+    /// The index of the port's P_Key that accepts a packet with P_Key `pkt`.
+    pub(crate) fn accept_pkey(&self, pkt: u16) -> Option<u16> {
+        pkey::find(&self.config.lock().pkeys, pkt)
+    }
+
+    /// Makes `qp` (QP0 or QP1) the receiver of its number on this port; `EBUSY` if the port
+    /// has one already.
+    pub(crate) fn attach_qp(&self, n: usize, qp: &Qp<Hfi>) -> Result {
+        let mut qps = self.qps.lock();
+        let slot = qps.get_mut(n).ok_or(EINVAL)?;
+        if slot.is_some() {
+            return Err(EBUSY);
+        }
+        *slot = Some(ARef::from(qp));
+        Ok(())
+    }
+
+    /// Removes `qp` from the port's receivers.
+    pub(crate) fn detach_qp(&self, n: usize, qp: &Qp<Hfi>) {
+        let old = {
+            let mut qps = self.qps.lock();
+            match qps.get_mut(n) {
+                Some(slot) if slot.as_deref().is_some_and(|q| core::ptr::eq(q, qp)) => slot.take(),
+                _ => None,
+            }
+        };
+        // The reference is dropped outside the lock.
+        drop(old);
+    }
+
+    /// The receiver of QP number `n` (0 or 1) on this port.
+    pub(crate) fn qp(&self, n: u32) -> Option<ARef<Qp<Hfi>>> {
+        let qps = self.qps.lock();
+        qps.get(n as usize).and_then(|q| q.clone())
+    }
+}

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The UD send engine: a send on QP0/QP1 becomes a packet that the switch delivers to the
+//! destination port, where the P_Key and Q_Key checks pick or refuse the receiving QP.
+
+use crate::{
+    hfi::Hfi,
+    port::{Counters, Port},
+};
+use kernel::{
+    prelude::*,
+    rdma::verbs::{Qp, SendWr, UdDelivery, WcStatus, QP1_QKEY},
+};
+
+/// A UD packet on the wire, with the fields the simulated link layer carries.
+pub(crate) struct Packet<'a> {
+    /// The source LID.
+    pub(crate) slid: u32,
+    /// The destination LID.
+    pub(crate) dlid: u32,
+    /// The service level.
+    pub(crate) sl: u8,
+    /// The P_Key.
+    pub(crate) pkey: u16,
+    /// The source QP number.
+    pub(crate) src_qp: u32,
+    /// The destination QP number.
+    pub(crate) dest_qp: u32,
+    /// The Q_Key.
+    pub(crate) qkey: u32,
+    /// The immediate data.
+    pub(crate) imm: Option<u32>,
+    /// The solicited event bit.
+    pub(crate) solicited: bool,
+    /// The payload (a MAD, for QP0/QP1).
+    pub(crate) payload: &'a [u8],
+}
+
+/// Sends `wr` from `qp`: builds the packet and hands it to the switch. The send completes
+/// successfully even when the packet is dropped on the way, as on a real fabric.
+pub(crate) fn send(qp: &Qp<Hfi>, wr: &SendWr<'_>) -> Result {
+    let dev = qp.device().data();
+    let port = dev.port(qp.port())?;
+    let Some(slid) = port.active_lid() else {
+        return Err(EINVAL);
+    };
+    let Some(pkey) = port.pkey(wr.pkey_index(qp)) else {
+        Counters::inc(&port.counters.xmit_bad_pkey);
+        return Err(EINVAL);
+    };
+    let mut payload = KVec::with_capacity(wr.len(), GFP_ATOMIC)?;
+    wr.gather(&mut payload)?;
+    let ah = wr.ah();
+    let pkt = Packet {
+        slid,
+        dlid: ah.dlid,
+        sl: ah.sl,
+        pkey,
+        src_qp: qp.qp_num(),
+        dest_qp: wr.remote_qpn(),
+        qkey: wr.qkey(qp),
+        imm: wr.imm(),
+        solicited: wr.solicited(),
+        payload: &payload,
+    };
+    Counters::inc(&port.counters.xmit_packets);
+    Counters::add(&port.counters.xmit_bytes, payload.len() as u64);
+    qp.complete_send(wr, WcStatus::Success);
+    if let Some(to) = dev.fabric.forward(port, pkt.dlid) {
+        // Refusals are counted by the receiving port.
+        let _ = receive(&to, &pkt);
+    }
+    Ok(())
+}
+
+/// Why a port refused a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// No P_Key of the port accepts the packet's.
+    BadPkey,
+    /// The Q_Key is not the receiving QP's.
+    BadQkey,
+    /// No such QP, or it has no receive posted.
+    NoReceiver,
+}
+
+/// Receives `pkt` on `port`: the P_Key check, the QP lookup, the Q_Key check, delivery.
+/// Refusals are counted in the port's counters.
+pub(crate) fn receive(port: &Port, pkt: &Packet<'_>) -> core::result::Result<(), Refusal> {
+    let c = &port.counters;
+    let Some(pkey_index) = port.accept_pkey(pkt.pkey) else {
+        Counters::inc(&c.rcv_bad_pkey);
+        return Err(Refusal::BadPkey);
+    };
+    let Some(qp) = port.qp(pkt.dest_qp) else {
+        Counters::inc(&c.rcv_dropped);
+        return Err(Refusal::NoReceiver);
+    };
+    // QP0 takes no Q_Key; QP1 only the well-known one.
+    if pkt.dest_qp == 1 && pkt.qkey != QP1_QKEY {
+        Counters::inc(&c.rcv_qkey_viol);
+        return Err(Refusal::BadQkey);
+    }
+    let d = UdDelivery {
+        slid: pkt.slid,
+        src_qp: pkt.src_qp,
+        sl: pkt.sl,
+        pkey_index,
+        imm: pkt.imm,
+        solicited: pkt.solicited,
+    };
+    if qp.deliver_ud(&[pkt.payload], &d).is_err() {
+        Counters::inc(&c.rcv_dropped);
+        return Err(Refusal::NoReceiver);
+    }
+    Counters::inc(&c.rcv_packets);
+    Counters::add(&c.rcv_bytes, pkt.payload.len() as u64);
+    Ok(())
+}

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0
+# opasim registers its default devices (2 devices of 1 port, LIDs 1 and 2, P_Keys 0xffff
+# and 0x8001) as OPA, VNIC-capable RDMA devices with ACTIVE ports; the MAD stack, umad, the
+# C opa_vnic and opa_vnic_rs attach to them; everything unloads cleanly, in either order.
+. /opa/guest-lib.sh
+
+must modprobe opasim
+dmesg_new | grep opasim
+rdma link show
+for d in 0 1; do
+	dev=/sys/class/infiniband/opasim$d
+	[ -d $dev ] || fail "no $dev"
+	state=$(cat $dev/ports/1/state)
+	echo "opasim$d: state '$state' lid $(cat $dev/ports/1/lid) pkeys $(cat $dev/ports/1/pkeys/0) $(cat $dev/ports/1/pkeys/1)"
+	[ "$state" = "4: ACTIVE" ] || fail "opasim$d port 1 is not ACTIVE"
+	[ "$(cat $dev/ports/1/phys_state)" = "5: LinkUp" ] || fail "opasim$d port 1 is not LinkUp"
+	[ "$(cat $dev/ports/1/lid)" = "0x$((d + 1))" ] || fail "opasim$d has LID $(cat $dev/ports/1/lid)"
+	[ "$(cat $dev/ports/1/pkeys/0)" = "0xffff" ] || fail "opasim$d P_Key 0"
+	[ "$(cat $dev/ports/1/pkeys/1)" = "0x8001" ] || fail "opasim$d P_Key 1"
+	[ "$(cat $dev/node_type)" = "1: CA" ] || fail "opasim$d is not a CA"
+done
+rdma link show | grep -q 'opasim0/1 .*state ACTIVE' || fail "rdma link does not show opasim0/1 ACTIVE"
+
+# The Rust VNIC driver sees them as VNIC capable.
+must modprobe opa_vnic_rs
+log=$(dmesg_new)
+echo "$log" | grep opa_vnic_rs
+for d in 0 1; do
+	echo "$log" | grep -q "opa_vnic_rs: opasim$d: ports 1-1, OPA VNIC capable: yes" ||
+		fail "opa_vnic_rs does not see opasim$d as VNIC capable"
+done
+must rmmod opa_vnic_rs
+
+# umad: one device node per port, with the port's identity.
+must modprobe ib_umad
+for n in 0 1; do
+	[ -c /dev/infiniband/umad$n ] || fail "no /dev/infiniband/umad$n"
+done
+ls /sys/class/infiniband_mad/
+cat /sys/class/infiniband_mad/umad0/ibdev /sys/class/infiniband_mad/umad0/port
+
+# The C opa_vnic registers its VEMA agents on the ports (it would fail to load otherwise).
+must modprobe opa_vnic
+dmesg_new | grep -i vnic
+grep -q '^opa_vnic ' /proc/modules || fail "opa_vnic is not loaded"
+
+# Unloading opasim while the ULPs hold its devices is clean: they are told to let go.
+must rmmod opasim
+[ -e /sys/class/infiniband/opasim0 ] && fail "opasim0 still exists"
+[ -e /dev/infiniband/umad0 ] && fail "umad0 still exists"
+must modprobe opasim
+[ -c /dev/infiniband/umad0 ] || fail "umad0 did not come back"
+must rmmod opa_vnic
+must rmmod ib_umad
+must rmmod opasim
+dmesg_new | grep opasim
+check_dmesg_clean
+echo "opasim-probe: ok"
