@@ -9,7 +9,10 @@
 
 #![deny(unsafe_code)]
 #![forbid(unsafe_op_in_unsafe_fn)]
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 #![warn(missing_docs, rust_2018_idioms)]
 
 pub mod client;
