@@ -11,6 +11,8 @@ use kernel::{c_str, prelude::*};
 #[path = "wire/mod.rs"]
 pub mod wire;
 
+pub mod vema_agent;
+
 #[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
 mod wire_kunit;
 

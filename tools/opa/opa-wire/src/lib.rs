@@ -2,8 +2,8 @@
 
 //! Host build of the OPA VNIC wire formats.
 //!
-//! The code is the kernel driver's own `wire` module, included from
-//! `drivers/infiniband/ulp/opa_vnic_rs/wire/`; this crate only compiles it
+//! The code is the kernel driver's own `wire` and `vema_agent` modules,
+//! included from `drivers/infiniband/ulp/opa_vnic_rs/`; this crate only compiles it
 //! for the host (for `vnic-em`, the tests, the fuzzers and the bench) and
 //! makes clippy prove it free of panicking operations.
 
@@ -29,3 +29,7 @@ extern crate std;
 pub mod wire;
 
 pub use wire::*;
+
+/// The VEMA agent's request processing, as the kernel driver runs it.
+#[path = "../../../../drivers/infiniband/ulp/opa_vnic_rs/vema_agent.rs"]
+pub mod vema_agent;

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the VEMA agent (the Ethernet management agent of an OPA port) answers to each Get and
+//! Set of the Ethernet Manager.
+//!
+//! [`process`] turns a received VEMA MAD into its response, over a [`VportBackend`] that owns
+//! the port's virtual Ethernet switch ports. It is `core` only, like [`crate::wire`], and has
+//! no locking of its own: the kernel driver calls it under the port's lock with a backend made
+//! of its netdevs; the host tests call it with a backend made of plain values.
+//!
+//! The answers are those of the C driver (`opa_vnic_vema.c`), with two deliberate
+//! differences, both for requests the C driver mishandles:
+//!
+//! - A MAD whose base version, class version or OUI is not VEMA's is answered with the MAD
+//!   status of the fault (bad version, or invalid attribute value) instead of being processed.
+//!   The MAD layer filters these before the C agent sees them, so on a working fabric the two
+//!   behave the same.
+//! - The interface MAC lists are capped at what fits in one MAD (333 addresses), where the C
+//!   driver writes past the end of the response when an interface has more.
+
+use crate::wire::{
+    mad::{VemaMadHdr, VemaOp, IB_MGMT_VENDOR_HDR, OPA_MGMT_MAD_SIZE},
+    vema_counters::{ErrorCounters, SummaryCounters},
+    vema_info::{ClassPortInfo, VeswPortInfo},
+    vema_mac::{IfaceMacsHdr, MacTable, MacTableEntry, MacTableHdr},
+    WireError,
+};
+
+/// The virtual ports of one OPA port and the agent's own state, as the agent sees them.
+///
+/// Virtual ports are numbered by the low 8 bits of the attribute modifier.
+pub trait VportBackend {
+    /// The ClassPortInfo the EM set last (all zero before the first Set).
+    fn class_port_info(&self) -> ClassPortInfo;
+
+    /// Stores the ClassPortInfo the EM sets; traps go to its trap LID from then on.
+    fn set_class_port_info(&mut self, info: &ClassPortInfo);
+
+    /// Whether the virtual port exists.
+    fn has_vport(&self, vport: u8) -> bool;
+
+    /// Creates the virtual port (its netdev, in the driver). Called before the first Set of its
+    /// info. An error is answered with the error's MAD status.
+    fn add_vport(&mut self, vport: u8) -> Result<(), WireError>;
+
+    /// The current info of an existing virtual port (configured values, and the state the
+    /// port computes: link status, oper state, MAC table digest...).
+    fn vport_info(&self, vport: u8) -> VeswPortInfo;
+
+    /// Applies a Set of the info of an existing virtual port and acts on it (opens or closes
+    /// the port, changes its MAC or MTU): the writable fields of `info`.
+    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo);
+
+    /// Calls `f` with the index and the value of every MAC table entry of an existing virtual
+    /// port.
+    fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry));
+
+    /// Updates the MAC table of an existing virtual port with the entries of `table` (an
+    /// all-zero MAC deletes the entry at that index), and its digest. On error the table is
+    /// unchanged.
+    fn update_mac_table(&mut self, vport: u8, table: &MacTable<'_>) -> Result<(), WireError>;
+
+    /// Empties the MAC table of an existing virtual port.
+    fn release_mac_table(&mut self, vport: u8);
+
+    /// Calls `f` with each unicast (or, if `mcast`, multicast) address of the interface of an
+    /// existing virtual port, in the order the EM sees them; returns the list's generation
+    /// count.
+    fn for_each_iface_mac(&self, vport: u8, mcast: bool, f: &mut dyn FnMut([u8; 6])) -> u16;
+
+    /// The summary counters of an existing virtual port.
+    fn summary_counters(&self, vport: u8) -> SummaryCounters;
+
+    /// The error counters of an existing virtual port.
+    fn error_counters(&self, vport: u8) -> ErrorCounters;
+}
+
+/// The length of every VEMA response: a whole OPA MAD.
+pub const RESPONSE_LEN: usize = OPA_MGMT_MAD_SIZE;
+
+/// Builds in `rsp` the response to the VEMA request `req` and returns its length
+/// ([`RESPONSE_LEN`]).
+///
+/// Fails only when `req` is too short to hold a vendor MAD header (it cannot be answered) or
+/// `rsp` is shorter than [`RESPONSE_LEN`]. Every other fault is answered with a MAD status.
+pub fn process<B: VportBackend + ?Sized>(
+    backend: &mut B,
+    req: &[u8],
+    rsp: &mut [u8],
+) -> Result<usize, WireError> {
+    let hdr = VemaMadHdr::decode(req)?;
+    let rsp = rsp.get_mut(..RESPONSE_LEN).ok_or(WireError::NoSpace)?;
+    rsp.fill(0);
+    let req_data = req.get(IB_MGMT_VENDOR_HDR..).unwrap_or(&[]);
+    let (rsp_hdr, rsp_data) = rsp.split_at_mut(IB_MGMT_VENDOR_HDR);
+
+    let mut out = hdr.response();
+    let status = match hdr
+        .check_class()
+        .and_then(|()| VemaOp::classify(hdr.mad_hdr.method, hdr.mad_hdr.attr_id))
+    {
+        Ok(op) => answer(backend, op, hdr.vport_num(), req_data, rsp_data),
+        Err(e) => Status::Error(e),
+    };
+    out.mad_hdr.status = status.mad_status();
+    out.encode(rsp_hdr)?;
+    Ok(RESPONSE_LEN)
+}
+
+/// The outcome of one request.
+enum Status {
+    Ok,
+    Error(WireError),
+}
+
+impl Status {
+    fn mad_status(&self) -> u16 {
+        match self {
+            Status::Ok => 0,
+            Status::Error(e) => e.mad_status(),
+        }
+    }
+}
+
+impl From<Result<(), WireError>> for Status {
+    fn from(r: Result<(), WireError>) -> Self {
+        match r {
+            Ok(()) => Status::Ok,
+            Err(e) => Status::Error(e),
+        }
+    }
+}
+
+fn answer<B: VportBackend + ?Sized>(
+    backend: &mut B,
+    op: VemaOp,
+    vport: u8,
+    req: &[u8],
+    rsp: &mut [u8],
+) -> Status {
+    if op.rejects_missing_vport() && !backend.has_vport(vport) {
+        return Status::Error(WireError::NoSuchVport(vport));
+    }
+    match op {
+        VemaOp::GetClassPortInfo => get_class_port_info(backend, rsp).into(),
+        VemaOp::SetClassPortInfo => match ClassPortInfo::decode(req) {
+            Ok(info) => {
+                backend.set_class_port_info(&info);
+                get_class_port_info(backend, rsp).into()
+            }
+            Err(e) => Status::Error(e),
+        },
+        VemaOp::GetVeswPortInfo => get_vport_info(backend, vport, rsp).into(),
+        VemaOp::SetVeswPortInfo => set_vport_info(backend, vport, req, rsp).into(),
+        VemaOp::GetMacEntries => match MacTableHdr::decode(req) {
+            Ok(want) => get_mac_entries(backend, vport, &want, rsp).into(),
+            Err(e) => Status::Error(e),
+        },
+        VemaOp::SetMacEntries => set_mac_entries(backend, vport, req, rsp),
+        VemaOp::SetDeleteVesw => {
+            // Back to the power-on values, and no MAC table; the port itself stays.
+            backend.set_vport_info(vport, &VeswPortInfo::vema_pod());
+            backend.release_mac_table(vport);
+            get_vport_info(backend, vport, rsp).into()
+        }
+        VemaOp::GetIfaceUcastMacs => get_iface_macs(backend, vport, false, req, rsp).into(),
+        VemaOp::GetIfaceMcastMacs => get_iface_macs(backend, vport, true, req, rsp).into(),
+        VemaOp::GetSummaryCounters => backend.summary_counters(vport).encode(rsp).into(),
+        VemaOp::GetErrorCounters => backend.error_counters(vport).encode(rsp).into(),
+    }
+}
+
+fn get_class_port_info<B: VportBackend + ?Sized>(
+    backend: &B,
+    rsp: &mut [u8],
+) -> Result<(), WireError> {
+    backend.class_port_info().vema_response().encode(rsp)
+}
+
+fn get_vport_info<B: VportBackend + ?Sized>(
+    backend: &B,
+    vport: u8,
+    rsp: &mut [u8],
+) -> Result<(), WireError> {
+    if backend.has_vport(vport) {
+        backend.vport_info(vport).encode(rsp)
+    } else {
+        VeswPortInfo::vema_pod().encode(rsp)
+    }
+}
+
+fn set_vport_info<B: VportBackend + ?Sized>(
+    backend: &mut B,
+    vport: u8,
+    req: &[u8],
+    rsp: &mut [u8],
+) -> Result<(), WireError> {
+    let info = VeswPortInfo::decode(req)?;
+    if !backend.has_vport(vport) {
+        backend.add_vport(vport)?;
+    }
+    backend.set_vport_info(vport, &info);
+    get_vport_info(backend, vport, rsp)
+}
+
+fn get_mac_entries<B: VportBackend + ?Sized>(
+    backend: &B,
+    vport: u8,
+    want: &MacTableHdr,
+    rsp: &mut [u8],
+) -> Result<(), WireError> {
+    want.check_req()?;
+    let hdr = MacTableHdr {
+        offset: want.offset,
+        num_entries: want.num_entries,
+        mac_tbl_digest: backend.vport_info(vport).vport.mac_tbl_digest,
+    };
+    hdr.encode(rsp)?;
+    let entries = rsp.get_mut(MacTableHdr::SIZE..).ok_or(WireError::NoSpace)?;
+    let mut result = Ok(());
+    backend.for_each_mac_entry(vport, &mut |index, entry| {
+        if !hdr.covers(index) || result.is_err() {
+            return;
+        }
+        let slot = usize::from(index.wrapping_sub(hdr.offset)).wrapping_mul(MacTableEntry::SIZE);
+        result = match entries.get_mut(slot..) {
+            Some(out) => entry.encode(out),
+            None => Err(WireError::NoSpace),
+        };
+    });
+    result
+}
+
+/// Set MAC entries answers like the C driver: a request out of range is answered with
+/// "invalid attribute value" and no entries; a table the backend refuses is answered with
+/// "unsupported method/attribute", with the (unchanged) entries.
+fn set_mac_entries<B: VportBackend + ?Sized>(
+    backend: &mut B,
+    vport: u8,
+    req: &[u8],
+    rsp: &mut [u8],
+) -> Status {
+    let table = match MacTable::decode(req) {
+        Ok(t) => t,
+        Err(e) => return Status::Error(e),
+    };
+    let updated = backend.update_mac_table(vport, &table);
+    match get_mac_entries(backend, vport, &table.hdr, rsp) {
+        Err(e) => Status::Error(e),
+        Ok(()) => match updated {
+            Ok(()) => Status::Ok,
+            Err(_) => Status::Error(WireError::UnsupportedAttribute(
+                crate::wire::mad::ATTR_VESWPORT_MAC_ENTRIES,
+            )),
+        },
+    }
+}
+
+/// The interface MAC lists: the addresses from `start_idx` on, as many as asked (all that fit
+/// in the MAD if 0 or more), with the length of the whole list and its generation count.
+fn get_iface_macs<B: VportBackend + ?Sized>(
+    backend: &B,
+    vport: u8,
+    mcast: bool,
+    req: &[u8],
+    rsp: &mut [u8],
+) -> Result<(), WireError> {
+    let want = IfaceMacsHdr::decode(req)?;
+    let max = want.req_count();
+    let entries = rsp
+        .get_mut(IfaceMacsHdr::SIZE..)
+        .ok_or(WireError::NoSpace)?;
+    let (mut index, mut count) = (0u16, 0u16);
+    let gen_count = backend.for_each_iface_mac(vport, mcast, &mut |mac| {
+        if index >= want.start_idx && count < max {
+            let at = usize::from(count).wrapping_mul(mac.len());
+            if let Some(slot) = entries.get_mut(at..at.wrapping_add(mac.len())) {
+                slot.copy_from_slice(&mac);
+                count = count.wrapping_add(1);
+            }
+        }
+        index = index.saturating_add(1);
+    });
+    IfaceMacsHdr {
+        start_idx: want.start_idx,
+        num_macs_in_msg: count,
+        tot_macs_in_lst: index,
+        gen_count,
+    }
+    .encode(rsp)
+}
