@@ -108,6 +108,30 @@ pub struct PortImmutable {
     pub gid_tbl_len: u32,
 }
 
+/// The name of a per-port counter (`struct rdma_stat_desc`), for
+/// [`Provider::port_counter_descs`]: the IB core shows the counters in
+/// `/sys/class/infiniband/<dev>/ports/<n>/hw_counters/` and `rdma statistic`.
+///
+/// # Invariants
+///
+/// `name` is a static C string, `priv` is null.
+#[repr(transparent)]
+pub struct StatDesc(bindings::rdma_stat_desc);
+
+// SAFETY: The descriptor is immutable, and points only to static data.
+unsafe impl Sync for StatDesc {}
+
+impl StatDesc {
+    /// A counter named `name`.
+    pub const fn new(name: &'static CStr) -> Self {
+        Self(bindings::rdma_stat_desc {
+            name: name.as_char_ptr(),
+            flags: 0,
+            priv_: core::ptr::null(),
+        })
+    }
+}
+
 /// A driver of software RDMA devices.
 #[macros::vtable]
 pub trait Provider: Sized + 'static {
@@ -147,6 +171,17 @@ pub trait Provider: Sized + 'static {
     /// Called when the QP's creator destroys it: the driver must drop every reference it
     /// keeps to it (the abstraction then waits for the last one before freeing).
     fn destroy_qp(_qp: &Qp<Self>) {}
+
+    /// The names of the per-port counters, in the order of [`Provider::port_counters`].
+    fn port_counter_descs() -> &'static [StatDesc] {
+        &[]
+    }
+
+    /// Reads the counters of `port` into `out` (one value per
+    /// [`Provider::port_counter_descs`] entry).
+    fn port_counters(_dev: &Device<Self>, _port: u32, _out: &mut [u64]) -> Result {
+        Err(EOPNOTSUPP)
+    }
 
     /// Sends one UD work request from `qp`, which is in the RTS state.
     ///
@@ -404,6 +439,16 @@ impl<T: Provider> Adapter<T> {
         create_ah: Some(Ah::create_ah_callback),
         query_ah: Some(Ah::query_ah_callback),
         destroy_ah: Some(Ah::destroy_ah_callback),
+        alloc_hw_port_stats: if T::HAS_PORT_COUNTERS {
+            Some(Self::alloc_hw_port_stats)
+        } else {
+            None
+        },
+        get_hw_stats: if T::HAS_PORT_COUNTERS {
+            Some(Self::get_hw_stats)
+        } else {
+            None
+        },
         size_ib_pd: size_of::<bindings::ib_pd>(),
         size_ib_cq: size_of::<Cq>(),
         size_ib_qp: size_of::<Qp<T>>(),
@@ -567,6 +612,47 @@ impl<T: Provider> Adapter<T> {
                 unsafe { (*gid).raw = g };
                 0
             }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the IB core only, with a device of `T`.
+    unsafe extern "C" fn alloc_hw_port_stats(
+        _ibdev: *mut bindings::ib_device,
+        _port: u32,
+    ) -> *mut bindings::rdma_hw_stats {
+        let descs = T::port_counter_descs();
+        let Ok(n) = c_int::try_from(descs.len()) else {
+            return core::ptr::null_mut();
+        };
+        // SAFETY: `descs` is a static array of `n` valid descriptors (`StatDesc` is a
+        // transparent `rdma_stat_desc`), which outlives the statistics.
+        unsafe { bindings::rdma_alloc_hw_stats_struct(descs.as_ptr().cast(), n, 10) }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the IB core only, with a device of `T` and statistics `alloc_hw_port_stats`
+    /// allocated.
+    unsafe extern "C" fn get_hw_stats(
+        ibdev: *mut bindings::ib_device,
+        stats: *mut bindings::rdma_hw_stats,
+        port: u32,
+        _index: c_int,
+    ) -> c_int {
+        // SAFETY: As in `query_device`.
+        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        // SAFETY: `stats` was allocated by `alloc_hw_port_stats` with `num_counters` values;
+        // the core holds its lock during the call.
+        let vals = unsafe {
+            let n = usize::try_from((*stats).num_counters).unwrap_or(0);
+            (*stats).value.as_mut_slice(n)
+        };
+        let n = vals.len() as c_int;
+        match T::port_counters(dev, port, vals) {
+            Ok(()) => n,
             Err(e) => e.to_errno(),
         }
     }

@@ -10,7 +10,7 @@ use crate::{
 use kernel::{
     prelude::*,
     rdma::{
-        provider::{self, Device, DeviceAttr, PortAttr, PortImmutable, PortState},
+        provider::{self, Device, DeviceAttr, PortAttr, PortImmutable, PortState, StatDesc},
         verbs::{Qp, QpInit, QpType, SendWr},
     },
     sync::Arc,
@@ -51,6 +51,19 @@ pub(crate) struct HfiQp {
 fn port_of(dev: &Device<Hfi>, num: u32) -> Result<&Arc<Port>> {
     dev.data().port(num)
 }
+
+/// The per-port counters, in `hw_counters` (see [`crate::port::Counters`]).
+static COUNTERS: [StatDesc; 9] = [
+    StatDesc::new(kernel::c_str!("xmit_packets")),
+    StatDesc::new(kernel::c_str!("xmit_bytes")),
+    StatDesc::new(kernel::c_str!("xmit_unknown_dlid")),
+    StatDesc::new(kernel::c_str!("xmit_bad_pkey")),
+    StatDesc::new(kernel::c_str!("rcv_packets")),
+    StatDesc::new(kernel::c_str!("rcv_bytes")),
+    StatDesc::new(kernel::c_str!("rcv_bad_pkey")),
+    StatDesc::new(kernel::c_str!("rcv_qkey_viol")),
+    StatDesc::new(kernel::c_str!("rcv_dropped")),
+];
 
 #[vtable]
 impl provider::Provider for Hfi {
@@ -147,6 +160,29 @@ impl provider::Provider for Hfi {
         if let (Some(slot), Ok(port)) = (qp.data().slot, port_of(qp.device(), qp.port())) {
             port.detach_qp(slot, qp);
         }
+    }
+
+    fn port_counter_descs() -> &'static [StatDesc] {
+        &COUNTERS
+    }
+
+    fn port_counters(dev: &Device<Self>, num: u32, out: &mut [u64]) -> Result {
+        let c = &port_of(dev, num)?.counters;
+        let vals = [
+            &c.xmit_packets,
+            &c.xmit_bytes,
+            &c.xmit_unknown_dlid,
+            &c.xmit_bad_pkey,
+            &c.rcv_packets,
+            &c.rcv_bytes,
+            &c.rcv_bad_pkey,
+            &c.rcv_qkey_viol,
+            &c.rcv_dropped,
+        ];
+        for (o, v) in out.iter_mut().zip(vals) {
+            *o = crate::port::Counters::get(v);
+        }
+        Ok(())
     }
 
     fn post_send(qp: &Qp<Self>, wr: &SendWr<'_>) -> Result {
