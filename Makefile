@@ -44,7 +44,8 @@ tools: deps
 
 initramfs: kernel
 	@mkdir -p $(BUILD)
-	@tools/testing/opa/mkinitramfs $(BUILD)/initramfs.cpio.gz $(OUT)/mods
+	@tools/testing/opa/mkinitramfs $(BUILD)/initramfs.cpio.gz $(OUT)/mods \
+		$$(scripts/opa/build-guest-tools) samples/opa/vnic-em/fabric.toml
 
 SCENARIO ?= demo
 run: initramfs

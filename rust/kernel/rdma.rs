@@ -7,10 +7,11 @@
 //!
 //! The IB core sits between RDMA device drivers (which register `ib_device`s) and upper layer
 //! protocols, the "clients" (which are told about every device and attach their own state to
-//! it). This module wraps the client side: [`client`] registers a client whose callbacks get a
-//! [`device::Device`] and keep a typed per-device context.
+//! it). [`client`] registers a client whose callbacks get a [`device::Device`] and keep a typed
+//! per-device context; [`mad`] registers MAD agents on a device's ports.
 
 pub mod client;
 pub mod device;
+pub mod mad;
 pub mod provider;
 pub mod verbs;

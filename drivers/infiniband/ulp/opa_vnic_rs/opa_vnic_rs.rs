@@ -5,13 +5,14 @@
 //! The module registers an IB client; every OPA device that can allocate VNIC netdevs is
 //! taken on. See `Documentation/infiniband/opa_vnic_rs.rst`.
 
-use kernel::rdma::{client, device::Device};
+use kernel::rdma::{client, device::Device, mad::Agent};
 use kernel::{c_str, prelude::*};
 
 #[path = "wire/mod.rs"]
 pub mod wire;
 
 pub mod vema_agent;
+mod vema_port;
 
 #[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
 mod wire_kunit;
@@ -33,6 +34,8 @@ static CLIENT: client::ClientVTable<OpaVnicClient> = client::ClientVTable::new()
 struct VnicDevice {
     /// The device's port numbers, first and last.
     ports: (u32, u32),
+    /// The VEMA agents of its OPA ports.
+    agents: KVec<Agent<vema_port::VemaPort>>,
 }
 
 impl client::Client for OpaVnicClient {
@@ -56,9 +59,33 @@ impl client::Client for OpaVnicClient {
         if !vnic {
             return Err(EOPNOTSUPP);
         }
+        let mut agents = KVec::new();
+        for port in ports.clone() {
+            if !device.cap_opa_mad(port) {
+                continue;
+            }
+            match vema_port::register(device, port) {
+                Ok(agent) => agents.push(agent, GFP_KERNEL)?,
+                // The MAD layer refuses a second agent for the same class and methods: that
+                // is another VNIC driver (the C opa_vnic) owning the port.
+                Err(e) => pr_err!(
+                    "{}: port {}: cannot register the VEMA agent ({:?}); is another OPA VNIC driver (opa_vnic) loaded?\n",
+                    device.name(),
+                    port,
+                    e
+                ),
+            }
+        }
+        pr_info!(
+            "{}: VEMA agent on {} of {} ports\n",
+            device.name(),
+            agents.len(),
+            ports.clone().count()
+        );
         Ok(KBox::new(
             VnicDevice {
                 ports: (*ports.start(), *ports.end()),
+                agents,
             },
             GFP_KERNEL,
         )?)
@@ -66,10 +93,11 @@ impl client::Client for OpaVnicClient {
 
     fn remove(device: &Device, data: KBox<VnicDevice>) {
         pr_info!(
-            "{}: released (ports {}-{})\n",
+            "{}: released (ports {}-{}, {} VEMA agents)\n",
             device.name(),
             data.ports.0,
-            data.ports.1
+            data.ports.1,
+            data.agents.len()
         );
     }
 }

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! MAD agents: management datagrams on a port's GSI queue pair.
+//!
+//! C header: [`include/rdma/ib_mad.h`](srctree/include/rdma/ib_mad.h)
+//!
+//! An [`Agent`] registers with the MAD layer for one management class (and, for vendor
+//! classes, one OUI) and a set of methods on one port. Every MAD of that class and method that
+//! arrives on the port is given to its [`MadHandler`], which can answer it with
+//! [`RecvMad::respond`]. The abstraction owns the address handles and send buffers of the
+//! answers and frees them when the MAD layer is done with them.
+
+use super::device::Device;
+use crate::{
+    bindings,
+    error::{from_err_ptr, to_result},
+    prelude::*,
+};
+use core::{ffi::c_void, ptr::NonNull};
+
+/// Length of the header of a vendor MAD (common header, RMPP header, OUI): the part of a
+/// response the MAD layer treats as header (`IB_MGMT_VENDOR_HDR`).
+pub const VENDOR_HDR_LEN: usize = bindings::IB_MGMT_VENDOR_HDR as usize;
+
+/// What an agent asks the MAD layer for (`struct ib_mad_reg_req`).
+pub struct AgentSpec<'a> {
+    /// The management class.
+    pub class: u8,
+    /// The class version.
+    pub class_version: u8,
+    /// The vendor OUI (vendor classes 0x30-0x4f only; ignored otherwise).
+    pub oui: [u8; 3],
+    /// The methods (each below 128) whose unsolicited MADs the agent receives.
+    pub methods: &'a [u8],
+    /// The RMPP version (0 for none).
+    pub rmpp_version: u8,
+}
+
+/// The receiver of an agent's MADs.
+pub trait MadHandler: Send + Sync + 'static {
+    /// A MAD the agent registered for arrived. It is freed when this returns; answer it (at
+    /// most once) with [`RecvMad::respond`].
+    fn recv(&self, mad: &RecvMad<'_>);
+}
+
+/// A registered MAD agent; unregisters when dropped.
+///
+/// Unregistering waits for the handler's callbacks in progress and cancels the MADs the agent
+/// still has in flight, so the handler outlives every callback.
+///
+/// # Invariants
+///
+/// `agent` is a registered `struct ib_mad_agent` whose `context` is the address of `*handler`,
+/// and whose send and receive handlers are the trampolines of `H`.
+pub struct Agent<H: MadHandler> {
+    agent: NonNull<bindings::ib_mad_agent>,
+    handler: Pin<KBox<H>>,
+}
+
+// SAFETY: The MAD layer may call the handler from any thread, which `H: Send + Sync` allows;
+// the agent pointer is only used to unregister, which the MAD layer allows from any thread.
+unsafe impl<H: MadHandler> Send for Agent<H> {}
+
+// SAFETY: `&Agent` only gives `&H`, which is `Sync`.
+unsafe impl<H: MadHandler> Sync for Agent<H> {}
+
+impl<H: MadHandler> Agent<H> {
+    /// Registers an agent for `spec` on `port` of `device`'s GSI QP, whose MADs go to the
+    /// handler that `handler` initialises.
+    ///
+    /// Fails with `EINVAL` if the port is not one of the device's, if a method is not below 128,
+    /// or if another agent has registered the same class, version, OUI and method on the port
+    /// already (the MAD layer logs which).
+    pub fn register(
+        device: &Device,
+        port: u32,
+        spec: &AgentSpec<'_>,
+        handler: impl PinInit<H, Error>,
+    ) -> Result<Self> {
+        if !device.is_port_valid(port) {
+            return Err(EINVAL);
+        }
+        // SAFETY: All-zero is a valid `ib_mad_reg_req` (no methods).
+        let mut req: bindings::ib_mad_reg_req = unsafe { core::mem::zeroed() };
+        req.mgmt_class = spec.class;
+        req.mgmt_class_version = spec.class_version;
+        req.oui = spec.oui;
+        let bits = 8 * core::mem::size_of::<core::ffi::c_ulong>();
+        for &method in spec.methods {
+            let m = usize::from(method);
+            if m >= bindings::IB_MGMT_MAX_METHODS as usize {
+                return Err(EINVAL);
+            }
+            req.method_mask[m / bits] |= 1 << (m % bits);
+        }
+        let handler = KBox::pin_init(handler, GFP_KERNEL)?;
+        let context: *const H = &*handler;
+        // SAFETY: `device` is registered and `port` one of its ports (checked above); `req` is
+        // a valid request that the MAD layer copies; the trampolines match the C handler
+        // types; `context` points to the pinned handler, which outlives the registration
+        // because `Drop` unregisters before the box is freed.
+        let agent = from_err_ptr(unsafe {
+            bindings::ib_register_mad_agent(
+                device.as_raw(),
+                port,
+                bindings::ib_qp_type_IB_QPT_GSI,
+                &mut req,
+                spec.rmpp_version,
+                Some(Self::send_handler),
+                Some(Self::recv_handler),
+                context.cast_mut().cast::<c_void>(),
+                0,
+            )
+        })?;
+        // `from_err_ptr` let a null pointer through: the MAD layer never returns one.
+        let agent = NonNull::new(agent).ok_or(EINVAL)?;
+        Ok(Self { agent, handler })
+    }
+
+    /// The handler of the agent.
+    pub fn handler(&self) -> &H {
+        &self.handler
+    }
+
+    /// The port the agent is registered on.
+    pub fn port(&self) -> u32 {
+        // SAFETY: By the type invariant the agent is registered; `port_num` is set at
+        // registration and never changes.
+        unsafe { u32::from((*self.agent.as_ptr()).port_num) }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the MAD layer only, when a send of this agent completed.
+    unsafe extern "C" fn send_handler(
+        _agent: *mut bindings::ib_mad_agent,
+        wc: *mut bindings::ib_mad_send_wc,
+    ) {
+        // SAFETY: The MAD layer passes a valid send completion whose `send_buf` is one that
+        // `RecvMad::respond` posted: its `ah` is ours and nothing uses either any more.
+        unsafe { free_send((*wc).send_buf) };
+    }
+
+    /// # Safety
+    ///
+    /// Called by the MAD layer only, with a MAD for this agent.
+    unsafe extern "C" fn recv_handler(
+        agent: *mut bindings::ib_mad_agent,
+        _send_buf: *mut bindings::ib_mad_send_buf,
+        wc: *mut bindings::ib_mad_recv_wc,
+    ) {
+        if wc.is_null() {
+            return;
+        }
+        // SAFETY: `context` is the handler (type invariant), alive while the agent is
+        // registered, which it is while its callbacks run.
+        let handler = unsafe { &*(*agent).context.cast::<H>() };
+        let mad = RecvMad {
+            agent,
+            wc,
+            _p: core::marker::PhantomData,
+        };
+        handler.recv(&mad);
+        // SAFETY: The receive completion is ours to free once handled, and `mad` (the only
+        // user of it) is not used any more.
+        unsafe { bindings::ib_free_recv_mad(wc) };
+    }
+}
+
+impl<H: MadHandler> Drop for Agent<H> {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the agent is registered; after this no callback runs,
+        // so the handler can be freed with `self`.
+        unsafe { bindings::ib_unregister_mad_agent(self.agent.as_ptr()) };
+    }
+}
+
+/// Frees a send buffer of ours and its address handle.
+///
+/// # Safety
+///
+/// `buf` is a send buffer from `ib_create_send_mad` that the MAD layer no longer uses, whose
+/// `ah` is null or an address handle nothing else uses.
+unsafe fn free_send(buf: *mut bindings::ib_mad_send_buf) {
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        let ah = (*buf).ah;
+        if !ah.is_null() {
+            bindings::rdma_destroy_ah_user(
+                ah,
+                bindings::rdma_destroy_ah_flags_RDMA_DESTROY_AH_SLEEPABLE,
+                core::ptr::null_mut(),
+            );
+        }
+        bindings::ib_free_send_mad(buf);
+    }
+}
+
+/// A received MAD, while its handler runs.
+///
+/// # Invariants
+///
+/// `agent` is the registered agent the MAD arrived for and `wc` its receive completion, both
+/// valid for `'a`.
+pub struct RecvMad<'a> {
+    agent: *mut bindings::ib_mad_agent,
+    wc: *mut bindings::ib_mad_recv_wc,
+    _p: core::marker::PhantomData<&'a ()>,
+}
+
+impl RecvMad<'_> {
+    /// The MAD's bytes (for an OPA port up to 2048, without the GRH).
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: By the type invariant `wc` is valid; `recv_buf.mad` holds `mad_len` bytes of
+        // the received MAD, unchanged until the completion is freed after the handler.
+        unsafe {
+            let wc = &*self.wc;
+            let len = usize::try_from(wc.mad_len).unwrap_or(0);
+            if wc.recv_buf.__bindgen_anon_1.mad.is_null() || len == 0 {
+                return &[];
+            }
+            core::slice::from_raw_parts(wc.recv_buf.__bindgen_anon_1.mad.cast::<u8>(), len)
+        }
+    }
+
+    /// The LID the MAD came from.
+    pub fn slid(&self) -> u32 {
+        // SAFETY: By the type invariant `wc` and its work completion are valid.
+        unsafe { (*(*self.wc).wc).slid }
+    }
+
+    /// Sends `rsp` (a whole MAD: vendor header and data, its first byte the base version)
+    /// back to where this MAD came from, with the same P_Key index.
+    ///
+    /// The address handle and the send buffer are freed when the send completes.
+    pub fn respond(&self, rsp: &[u8]) -> Result {
+        let data_len = rsp.len().checked_sub(VENDOR_HDR_LEN).ok_or(EINVAL)?;
+        let data_len = i32::try_from(data_len).map_err(|_| EINVAL)?;
+        let base_version = *rsp.first().ok_or(EINVAL)?;
+        // SAFETY: By the type invariant the agent and the completion are valid; the agent's QP
+        // and PD exist while it is registered; the GRH pointer is the received one (or null).
+        let ah = from_err_ptr(unsafe {
+            let wc = &*self.wc;
+            bindings::ib_create_ah_from_wc(
+                (*(*self.agent).qp).pd,
+                wc.wc,
+                wc.recv_buf.grh,
+                u32::from((*self.agent).port_num),
+            )
+        })?;
+        // SAFETY: As above; the lengths describe `rsp`, which has its header.
+        let buf = from_err_ptr(unsafe {
+            let wc = &*(*self.wc).wc;
+            bindings::ib_create_send_mad(
+                self.agent,
+                wc.src_qp,
+                wc.pkey_index,
+                0,
+                VENDOR_HDR_LEN as i32,
+                data_len,
+                bindings::GFP_KERNEL,
+                base_version,
+            )
+        });
+        let buf = match buf {
+            Ok(buf) => buf,
+            Err(e) => {
+                // SAFETY: `ah` is ours and unused.
+                unsafe {
+                    bindings::rdma_destroy_ah_user(
+                        ah,
+                        bindings::rdma_destroy_ah_flags_RDMA_DESTROY_AH_SLEEPABLE,
+                        core::ptr::null_mut(),
+                    )
+                };
+                return Err(e);
+            }
+        };
+        // SAFETY: `buf` is a fresh send buffer whose `mad` holds at least `rsp.len()` bytes
+        // (header plus data as asked); nothing else uses it yet.
+        let ret = unsafe {
+            core::ptr::copy_nonoverlapping(rsp.as_ptr(), (*buf).mad.cast::<u8>(), rsp.len());
+            (*buf).ah = ah;
+            to_result(bindings::ib_post_send_mad(buf, core::ptr::null_mut()))
+        };
+        if ret.is_err() {
+            // SAFETY: The post failed, so the MAD layer does not hold `buf`; `ah` is ours.
+            unsafe { free_send(buf) };
+        }
+        ret
+    }
+}
