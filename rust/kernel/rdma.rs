@@ -11,6 +11,8 @@
 //! per-device context; [`mad`] registers MAD agents on a device's ports.
 
 pub mod client;
+#[cfg(CONFIG_DEBUG_FS)]
+pub mod debugfs;
 pub mod device;
 pub mod mad;
 pub mod provider;
