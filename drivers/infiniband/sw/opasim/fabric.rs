@@ -80,4 +80,13 @@ impl Fabric {
         }
         to
     }
+
+    /// Whether an attached port other than `except` has the LID `lid`.
+    pub(crate) fn lid_in_use(&self, lid: u32, except: Option<&Port>) -> bool {
+        let ports = self.ports.lock();
+        ports
+            .iter()
+            .flatten()
+            .any(|p| !except.is_some_and(|e| core::ptr::eq(e, &**p)) && p.config().lid == lid)
+    }
 }

@@ -8,19 +8,25 @@
 //! between the ports through the switch of [`fabric`], by destination LID, with the P_Key
 //! rule of [`pkey`] applied on receive. See `Documentation/infiniband/opasim.rst`.
 
-use kernel::{c_str, prelude::*, rdma::provider::Registration, sync::Arc};
+use kernel::{
+    c_str,
+    prelude::*,
+    rdma::debugfs::{Dir, File},
+    sync::Arc,
+};
 
+mod control;
 mod fabric;
 mod hfi;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit;
 mod pkey;
 mod port;
+mod sim;
 mod ud;
 
-use fabric::Fabric;
-use hfi::{Hfi, HfiDevice};
-use port::{Port, PortConfig};
+use control::DevicesFile;
+use sim::Sim;
 
 module! {
     type: OpasimModule,
@@ -31,111 +37,40 @@ module! {
 }
 
 /// The devices made at load time.
-pub(crate) const DEFAULT_DEVICES: u32 = 2;
+const DEFAULT_DEVICES: u32 = 2;
 
 /// The ports of each device made at load time.
-pub(crate) const DEFAULT_PORTS: u32 = 1;
-
-/// The P_Key table of the ports made at load time: the default partition and the limited
-/// member of partition 1.
-pub(crate) const DEFAULT_PKEYS: [u16; 2] = [0xffff, 0x8001];
-
-/// The GUID of device `index`; its port `n` has the GUID plus `n`.
-pub(crate) fn device_guid(index: u32) -> u64 {
-    0x0011_7501_0000_0000 | (u64::from(index) << 8)
-}
-
-/// A device of the module: its registration; its ports are attached to the switch.
-struct SimDevice {
-    reg: Option<Registration<Hfi>>,
-    index: u32,
-    fabric: Arc<Fabric>,
-}
-
-impl SimDevice {
-    /// Creates device `index` with one port per configuration in `configs`, attaches the
-    /// ports to the switch and registers the device.
-    fn new(
-        module: &'static ThisModule,
-        fabric: &Arc<Fabric>,
-        index: u32,
-        configs: &[PortConfig],
-    ) -> Result<Self> {
-        let guid = device_guid(index);
-        let mut ports = KVec::with_capacity(configs.len(), GFP_KERNEL)?;
-        for (i, c) in (1u32..).zip(configs) {
-            ports.push(Port::new(index, i, guid + u64::from(i), *c)?, GFP_KERNEL)?;
-        }
-        // From here on, dropping `this` detaches whatever was attached.
-        let mut this = Self {
-            reg: None,
-            index,
-            fabric: fabric.clone(),
-        };
-        for p in ports.iter() {
-            fabric.attach(p.clone())?;
-        }
-        let data = HfiDevice {
-            guid,
-            fabric: fabric.clone(),
-            ports,
-        };
-        let nports = u32::try_from(configs.len())?;
-        this.reg = Some(Registration::new(
-            module,
-            c_str!("opasim%d"),
-            nports,
-            guid,
-            data,
-        )?);
-        Ok(this)
-    }
-}
-
-impl Drop for SimDevice {
-    fn drop(&mut self) {
-        // Unregister first: the clients stop using the ports before they leave the switch.
-        drop(self.reg.take());
-        let index = self.index;
-        self.fabric.detach_where(|p| p.dev_index == index);
-    }
-}
+const DEFAULT_PORTS: u32 = 1;
 
 struct OpasimModule {
-    devices: KVec<SimDevice>,
-    fabric: Arc<Fabric>,
+    devices_file: Option<File<DevicesFile>>,
+    sim: Arc<Sim>,
 }
 
 impl kernel::Module for OpasimModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let fabric = Fabric::new()?;
-        let mut devices = KVec::with_capacity(DEFAULT_DEVICES as usize, GFP_KERNEL)?;
-        for index in 0..DEFAULT_DEVICES {
-            let mut configs = KVec::with_capacity(DEFAULT_PORTS as usize, GFP_KERNEL)?;
-            for p in 0..DEFAULT_PORTS {
-                let lid = index * DEFAULT_PORTS + p + 1;
-                configs.push(PortConfig::new(lid, &DEFAULT_PKEYS), GFP_KERNEL)?;
-            }
-            let dev = SimDevice::new(module, &fabric, index, &configs)?;
-            pr_info!(
-                "{}: {} port(s), LIDs from {}\n",
-                dev.reg.as_ref().map_or(c_str!("?"), |r| r.device().name()),
-                DEFAULT_PORTS,
-                index * DEFAULT_PORTS + 1
-            );
-            devices.push(dev, GFP_KERNEL)?;
+        let sim = Sim::new(module, Dir::new(c_str!("opasim"), None)?)?;
+        let mut this = Self {
+            devices_file: None,
+            sim,
+        };
+        for _ in 0..DEFAULT_DEVICES {
+            let mut name = KVec::new();
+            this.sim.add_device(DEFAULT_PORTS, &[], &mut name)?;
         }
-        Ok(Self { devices, fabric })
+        this.devices_file = Some(DevicesFile::create(&this.sim)?);
+        Ok(this)
     }
 }
 
 impl Drop for OpasimModule {
     fn drop(&mut self) {
-        // The devices go before the switch.
-        drop(core::mem::replace(&mut self.devices, KVec::new()));
+        // No more run-time changes, then the devices, before the switch.
+        drop(self.devices_file.take());
+        self.sim.clear();
         pr_info!(
             "unloaded; the switch dropped {} packet(s) for unknown LIDs\n",
-            port::Counters::get(&self.fabric.unknown_dlid)
+            port::Counters::get(&self.sim.fabric.unknown_dlid)
         );
     }
 }

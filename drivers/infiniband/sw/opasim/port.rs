@@ -125,6 +125,11 @@ impl Port {
         *self.config.lock()
     }
 
+    /// Replaces the port's configuration.
+    pub(crate) fn set_config(&self, c: PortConfig) {
+        *self.config.lock() = c;
+    }
+
     /// The port's LID if it is active (a port that is down neither sends nor receives).
     pub(crate) fn active_lid(&self) -> Option<u32> {
         let c = self.config.lock();

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The run-time interface, in debugfs (`/sys/kernel/debug/opasim/`):
+//!
+//! - `devices`: reading lists the devices (`opasim0 index 0 lids 1`); writing
+//!   `add NPORTS [LID...]` adds a device, `del NAME` removes one.
+//! - `<device>/port<N>/lid`, `pkeys`, `state`: read or write a port's LID (1 to 0xbfff, unique
+//!   on the fabric), P_Key table (up to 16 P_Keys, hexadecimal, separated by spaces) and state
+//!   (`active` or `down`).
+//!
+//! A bad value is refused with `EINVAL` (or `EEXIST` for a LID in use, `ENODEV` for an unknown
+//! device), a line in the kernel log says why, and nothing changes.
+
+use crate::{
+    port::{Port, PKEY_TABLE_LEN},
+    sim::{Change, Sim},
+};
+use core::fmt::Write;
+use kernel::{
+    c_str, fmt,
+    prelude::*,
+    rdma::debugfs::{Dir, File, FileOps, Text},
+    str::CString,
+    sync::Arc,
+};
+
+/// Parses a number, decimal or `0x` hexadecimal.
+pub(crate) fn parse_num(s: &[u8]) -> Option<u32> {
+    let s = core::str::from_utf8(s).ok()?;
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// Splits a write into its words.
+fn words(input: &[u8]) -> impl Iterator<Item = &[u8]> {
+    input
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+}
+
+/// Parses a P_Key table: 1 to 16 P_Keys whose key part is not 0.
+pub(crate) fn parse_pkeys(input: &[u8]) -> Result<[u16; PKEY_TABLE_LEN]> {
+    let mut t = [0u16; PKEY_TABLE_LEN];
+    let mut n = 0;
+    for w in words(input) {
+        let v = parse_num(w)
+            .and_then(|v| u16::try_from(v).ok())
+            .ok_or(EINVAL)?;
+        if v & crate::pkey::KEY_MASK == 0 || n == PKEY_TABLE_LEN {
+            return Err(EINVAL);
+        }
+        t[n] = v;
+        n += 1;
+    }
+    if n == 0 {
+        return Err(EINVAL);
+    }
+    Ok(t)
+}
+
+/// Which setting a port file shows.
+#[derive(Clone, Copy)]
+enum Setting {
+    Lid,
+    Pkeys,
+    State,
+}
+
+/// A file of a port's setting.
+pub(crate) struct PortFile {
+    sim: Arc<Sim>,
+    dev_index: u32,
+    port: Arc<Port>,
+    setting: Setting,
+}
+
+impl FileOps for PortFile {
+    fn show(&self, out: &mut KVec<u8>) -> Result {
+        let c = self.port.config();
+        let mut w = Text(out);
+        let _ = match self.setting {
+            Setting::Lid => writeln!(w, "{}", c.lid),
+            Setting::Pkeys => {
+                for (i, p) in c.pkeys.iter().filter(|&&p| p != 0).enumerate() {
+                    let _ = write!(w, "{}{:#06x}", if i > 0 { " " } else { "" }, p);
+                }
+                writeln!(w)
+            }
+            Setting::State => writeln!(w, "{}", if c.active { "active" } else { "down" }),
+        };
+        Ok(())
+    }
+
+    fn store(&self, input: &[u8]) -> Result {
+        let mut ws = words(input);
+        let (Some(word), None) = (ws.next(), ws.next()) else {
+            if !matches!(self.setting, Setting::Pkeys) {
+                pr_warn!("port {}: write one value\n", self.port.num);
+                return Err(EINVAL);
+            }
+            return self.store_pkeys(input);
+        };
+        match self.setting {
+            Setting::Lid => {
+                let lid = parse_num(word).ok_or_else(|| {
+                    pr_warn!("port {}: a LID is a number\n", self.port.num);
+                    EINVAL
+                })?;
+                self.sim
+                    .configure(self.dev_index, &self.port, Change::Lid, |c| c.lid = lid)
+            }
+            Setting::Pkeys => self.store_pkeys(input),
+            Setting::State => {
+                let active = match word {
+                    b"active" | b"up" => true,
+                    b"down" => false,
+                    _ => {
+                        pr_warn!("port {}: the state is 'active' or 'down'\n", self.port.num);
+                        return Err(EINVAL);
+                    }
+                };
+                self.sim
+                    .configure(self.dev_index, &self.port, Change::State, |c| {
+                        c.active = active
+                    })
+            }
+        }
+    }
+}
+
+impl PortFile {
+    fn store_pkeys(&self, input: &[u8]) -> Result {
+        let t = parse_pkeys(input).inspect_err(|_| {
+            pr_warn!(
+                "port {}: P_Keys are 1 to {} numbers up to 0xffff, key part not 0\n",
+                self.port.num,
+                PKEY_TABLE_LEN
+            )
+        })?;
+        self.sim
+            .configure(self.dev_index, &self.port, Change::Pkeys, |c| c.pkeys = t)
+    }
+}
+
+/// Creates the files of `port` of device `dev_index` in `dir/port<N>/`.
+pub(crate) fn port_files(
+    sim: &Arc<Sim>,
+    dir: &Dir,
+    dev_index: u32,
+    port: &Arc<Port>,
+    files: &mut KVec<File<PortFile>>,
+) -> Result {
+    let name = CString::try_from_fmt(fmt!("port{}", port.num))?;
+    let pdir = Dir::new(&name, Some(dir))?;
+    for (fname, setting) in [
+        (c_str!("lid"), Setting::Lid),
+        (c_str!("pkeys"), Setting::Pkeys),
+        (c_str!("state"), Setting::State),
+    ] {
+        let data = Arc::new(
+            PortFile {
+                sim: sim.clone(),
+                dev_index,
+                port: port.clone(),
+                setting,
+            },
+            GFP_KERNEL,
+        )?;
+        files.push(File::new(&pdir, fname, 0o644, data)?, GFP_KERNEL)?;
+    }
+    Ok(())
+}
+
+/// The `devices` file.
+pub(crate) struct DevicesFile {
+    sim: Arc<Sim>,
+}
+
+impl DevicesFile {
+    /// Creates the `devices` file of `sim`.
+    pub(crate) fn create(sim: &Arc<Sim>) -> Result<File<Self>> {
+        let data = Arc::new(DevicesFile { sim: sim.clone() }, GFP_KERNEL)?;
+        File::new(sim.root(), c_str!("devices"), 0o644, data)
+    }
+}
+
+impl FileOps for DevicesFile {
+    fn show(&self, out: &mut KVec<u8>) -> Result {
+        self.sim.list(out)
+    }
+
+    fn store(&self, input: &[u8]) -> Result {
+        let mut ws = words(input);
+        match ws.next() {
+            Some(b"add") => {
+                let nports = match ws.next() {
+                    Some(w) => parse_num(w).ok_or(EINVAL)?,
+                    None => 1,
+                };
+                let mut lids = KVec::new();
+                for w in ws {
+                    lids.push(parse_num(w).ok_or(EINVAL)?, GFP_KERNEL)?;
+                }
+                let mut name = KVec::new();
+                self.sim.add_device(nports, &lids, &mut name)
+            }
+            Some(b"del") => {
+                let name = ws.next().ok_or(EINVAL)?;
+                if ws.next().is_some() {
+                    return Err(EINVAL);
+                }
+                self.sim.del_device(name)
+            }
+            _ => {
+                pr_warn!("devices: write 'add NPORTS [LID...]' or 'del NAME'\n");
+                Err(EINVAL)
+            }
+        }
+    }
+}

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The simulated devices: creating, configuring and removing them, at load time and at run
+//! time (through the debugfs files of [`crate::control`]).
+
+use crate::{
+    control::{self, PortFile},
+    fabric::Fabric,
+    hfi::{Hfi, HfiDevice},
+    port::{Port, PortConfig, PKEY_TABLE_LEN},
+};
+use kernel::{
+    c_str, new_mutex,
+    prelude::*,
+    rdma::{
+        debugfs::{Dir, File},
+        provider::Registration,
+    },
+    sync::{Arc, Mutex},
+};
+
+/// The most ports of one device.
+pub(crate) const MAX_DEVICE_PORTS: u32 = 8;
+
+/// The largest unicast LID the simulation hands out or accepts.
+pub(crate) const MAX_LID: u32 = 0xbfff;
+
+/// The P_Key table of new ports: the default partition and the full member of partition 1.
+pub(crate) const DEFAULT_PKEYS: [u16; 2] = [0xffff, 0x8001];
+
+/// The GUID of device `index`; its port `n` has the GUID plus `n`.
+pub(crate) fn device_guid(index: u32) -> u64 {
+    0x0011_7501_0000_0000 | (u64::from(index) << 8)
+}
+
+/// A device of the simulation: its debugfs files, its registration; its ports are attached
+/// to the switch.
+pub(crate) struct SimDevice {
+    files: KVec<File<PortFile>>,
+    dir: Option<Dir>,
+    reg: Option<Registration<Hfi>>,
+    index: u32,
+    fabric: Arc<Fabric>,
+}
+
+impl SimDevice {
+    /// The device's name (`opasim0`).
+    pub(crate) fn name(&self) -> &CStr {
+        self.reg.as_ref().map_or(c_str!("?"), |r| r.device().name())
+    }
+
+    fn data(&self) -> Option<&HfiDevice> {
+        self.reg.as_ref().map(|r| r.device().data())
+    }
+}
+
+impl Drop for SimDevice {
+    fn drop(&mut self) {
+        // The files first (no more configuration), then unregister: the clients stop using
+        // the ports before they leave the switch.
+        self.files = KVec::new();
+        drop(self.dir.take());
+        drop(self.reg.take());
+        let index = self.index;
+        self.fabric.detach_where(|p| p.dev_index == index);
+    }
+}
+
+struct SimState {
+    devices: KVec<Option<SimDevice>>,
+    next_index: u32,
+}
+
+/// The simulation: the switch and the devices on it.
+#[pin_data]
+pub(crate) struct Sim {
+    module: &'static ThisModule,
+    /// The switch.
+    pub(crate) fabric: Arc<Fabric>,
+    root: Dir,
+    #[pin]
+    state: Mutex<SimState>,
+}
+
+/// What a port setting changes, for the events the IB core's clients get.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Change {
+    Lid,
+    Pkeys,
+    State,
+}
+
+impl Sim {
+    /// An empty simulation, with its debugfs directory `root`.
+    pub(crate) fn new(module: &'static ThisModule, root: Dir) -> Result<Arc<Self>> {
+        let fabric = Fabric::new()?;
+        Arc::pin_init(
+            pin_init!(Self {
+                module,
+                fabric,
+                root,
+                state <- new_mutex!(
+                    SimState {
+                        devices: KVec::new(),
+                        next_index: 0,
+                    },
+                    "opasim_devices"
+                ),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The debugfs directory of the simulation.
+    pub(crate) fn root(&self) -> &Dir {
+        &self.root
+    }
+
+    /// Adds a device of `nports` ports with the LIDs `lids` (free ones picked for missing
+    /// entries) and the default P_Keys; returns its name.
+    pub(crate) fn add_device(
+        self: &Arc<Self>,
+        nports: u32,
+        lids: &[u32],
+        out: &mut KVec<u8>,
+    ) -> Result {
+        if nports == 0 || nports > MAX_DEVICE_PORTS || lids.len() > nports as usize {
+            pr_warn!(
+                "add: a device has 1 to {} ports, and a LID per port at most\n",
+                MAX_DEVICE_PORTS
+            );
+            return Err(EINVAL);
+        }
+        let mut st = self.state.lock();
+        let mut configs = KVec::with_capacity(nports as usize, GFP_KERNEL)?;
+        for i in 0..nports as usize {
+            let lid = match lids.get(i) {
+                Some(&l) => {
+                    self.check_lid(l, None)?;
+                    if configs.iter().any(|c: &PortConfig| c.lid == l) {
+                        pr_warn!("add: LID {} given twice\n", l);
+                        return Err(EEXIST);
+                    }
+                    l
+                }
+                None => (1..=MAX_LID)
+                    .find(|&l| {
+                        !self.fabric.lid_in_use(l, None)
+                            && !configs.iter().any(|c: &PortConfig| c.lid == l)
+                            && !lids.contains(&l)
+                    })
+                    .ok_or(ENOSPC)?,
+            };
+            configs.push(PortConfig::new(lid, &DEFAULT_PKEYS), GFP_KERNEL)?;
+        }
+        let index = st.next_index;
+        let dev = self.new_device(index, &configs)?;
+        st.next_index += 1;
+        let _ = out.extend_from_slice(dev.name().as_bytes(), GFP_KERNEL);
+        pr_info!(
+            "{}: {} port(s), LID {}{}\n",
+            dev.name(),
+            nports,
+            configs[0].lid,
+            if nports > 1 { " and up" } else { "" }
+        );
+        match st.devices.iter_mut().find(|d| d.is_none()) {
+            Some(slot) => *slot = Some(dev),
+            None => st.devices.push(Some(dev), GFP_KERNEL)?,
+        }
+        Ok(())
+    }
+
+    /// Creates, registers and publishes (in debugfs) device `index`.
+    fn new_device(self: &Arc<Self>, index: u32, configs: &[PortConfig]) -> Result<SimDevice> {
+        let guid = device_guid(index);
+        let mut ports = KVec::with_capacity(configs.len(), GFP_KERNEL)?;
+        for (i, c) in (1u32..).zip(configs) {
+            ports.push(Port::new(index, i, guid + u64::from(i), *c)?, GFP_KERNEL)?;
+        }
+        // From here on, dropping `dev` undoes whatever was done.
+        let mut dev = SimDevice {
+            files: KVec::new(),
+            dir: None,
+            reg: None,
+            index,
+            fabric: self.fabric.clone(),
+        };
+        for p in ports.iter() {
+            self.fabric.attach(p.clone())?;
+        }
+        let data = HfiDevice {
+            guid,
+            fabric: self.fabric.clone(),
+            ports,
+        };
+        let nports = u32::try_from(configs.len())?;
+        dev.reg = Some(Registration::new(
+            self.module,
+            c_str!("opasim%d"),
+            nports,
+            guid,
+            data,
+        )?);
+        let dir = Dir::new(dev.name(), Some(&self.root))?;
+        let ports: KVec<Arc<Port>> = {
+            let mut v = KVec::new();
+            for p in dev.data().map(|d| d.ports.iter()).into_iter().flatten() {
+                v.push(p.clone(), GFP_KERNEL)?;
+            }
+            v
+        };
+        for p in ports.iter() {
+            control::port_files(self, &dir, index, p, &mut dev.files)?;
+        }
+        dev.dir = Some(dir);
+        Ok(dev)
+    }
+
+    /// Checks that `lid` is a unicast LID no port other than `except` has.
+    fn check_lid(&self, lid: u32, except: Option<&Port>) -> Result {
+        if lid == 0 || lid > MAX_LID {
+            pr_warn!("LID {} is not a unicast LID (1 to {:#x})\n", lid, MAX_LID);
+            return Err(EINVAL);
+        }
+        if self.fabric.lid_in_use(lid, except) {
+            pr_warn!("LID {} is in use by another port\n", lid);
+            return Err(EEXIST);
+        }
+        Ok(())
+    }
+
+    /// Removes the device named `name`.
+    pub(crate) fn del_device(&self, name: &[u8]) -> Result {
+        let dev = {
+            let mut st = self.state.lock();
+            let slot = st
+                .devices
+                .iter_mut()
+                .find(|d| d.as_ref().is_some_and(|d| d.name().as_bytes() == name))
+                .ok_or_else(|| {
+                    pr_warn!("del: no such device\n");
+                    ENODEV
+                })?;
+            slot.take()
+        };
+        // Dropped without the lock: removing its files waits for their writers, which may be
+        // waiting for the lock.
+        if let Some(d) = dev {
+            pr_info!("{}: removed\n", d.name());
+        }
+        Ok(())
+    }
+
+    /// Removes every device.
+    pub(crate) fn clear(&self) {
+        let devices = core::mem::replace(&mut self.state.lock().devices, KVec::new());
+        drop(devices);
+    }
+
+    /// Writes one line per device: its name, index and the LID of each port.
+    pub(crate) fn list(&self, out: &mut KVec<u8>) -> Result {
+        use core::fmt::Write;
+        let st = self.state.lock();
+        let mut w = kernel::rdma::debugfs::Text(out);
+        for d in st.devices.iter().flatten() {
+            let _ = write!(
+                w,
+                "{} index {} lids",
+                d.name().to_str().unwrap_or("?"),
+                d.index
+            );
+            for p in d.data().map(|d| d.ports.iter()).into_iter().flatten() {
+                let _ = write!(w, " {}", p.config().lid);
+            }
+            let _ = writeln!(w);
+        }
+        Ok(())
+    }
+
+    /// Changes the configuration of `port` of device `dev_index` with `f`, after checking the
+    /// new configuration, and tells the IB core's clients.
+    pub(crate) fn configure(
+        &self,
+        dev_index: u32,
+        port: &Port,
+        what: Change,
+        f: impl FnOnce(&mut PortConfig),
+    ) -> Result {
+        let st = self.state.lock();
+        let dev = st
+            .devices
+            .iter()
+            .flatten()
+            .find(|d| d.index == dev_index)
+            .ok_or(ENODEV)?;
+        let old = port.config();
+        let mut new = old;
+        f(&mut new);
+        if new.lid != old.lid {
+            self.check_lid(new.lid, Some(port))?;
+        }
+        if new.pkeys.iter().all(|&p| p == 0) || new.pkeys.len() != PKEY_TABLE_LEN {
+            return Err(EINVAL);
+        }
+        port.set_config(new);
+        if let Some(reg) = &dev.reg {
+            let d = reg.device();
+            match what {
+                Change::Lid => d.lid_event(port.num),
+                Change::Pkeys => d.pkey_event(port.num),
+                Change::State => d.port_event(port.num, new.active),
+            }
+        }
+        Ok(())
+    }
+}
