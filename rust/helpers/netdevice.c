@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
+#include <linux/if_vlan.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
@@ -11,4 +12,63 @@ void *rust_helper_netdev_priv(const struct net_device *dev)
 unsigned int rust_helper_skb_headroom(const struct sk_buff *skb)
 {
 	return skb_headroom(skb);
+}
+
+struct sk_buff *rust_helper_alloc_skb(unsigned int size, gfp_t priority)
+{
+	return alloc_skb(size, priority);
+}
+
+void rust_helper_kfree_skb(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}
+
+void rust_helper_skb_reserve(struct sk_buff *skb, int len)
+{
+	skb_reserve(skb, len);
+}
+
+unsigned int rust_helper_skb_tailroom(const struct sk_buff *skb)
+{
+	return skb_tailroom(skb);
+}
+
+int rust_helper_skb_cow_head(struct sk_buff *skb, unsigned int headroom)
+{
+	return skb_cow_head(skb, headroom);
+}
+
+u32 rust_helper_skb_get_hash(struct sk_buff *skb)
+{
+	return skb_get_hash(skb);
+}
+
+void rust_helper_skb_set_hash(struct sk_buff *skb, u32 hash, enum pkt_hash_types type)
+{
+	skb_set_hash(skb, hash, type);
+}
+
+bool rust_helper_skb_vlan_tag_present(const struct sk_buff *skb)
+{
+	return skb_vlan_tag_present(skb);
+}
+
+u16 rust_helper_skb_vlan_tag_get(const struct sk_buff *skb)
+{
+	return skb_vlan_tag_get(skb);
+}
+
+/*
+ * skb->protocol sits in a struct_group inside an anonymous union, which
+ * bindgen names by position: read and write it here instead.
+ */
+__be16 rust_helper_skb_protocol(const struct sk_buff *skb)
+{
+	return skb->protocol;
+}
+
+void rust_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
+{
+	skb->protocol = protocol;
 }

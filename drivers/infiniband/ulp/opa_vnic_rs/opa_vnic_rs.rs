@@ -11,9 +11,12 @@ use kernel::{c_str, prelude::*};
 #[path = "wire/mod.rs"]
 pub mod wire;
 
+mod encap;
 pub mod vema_agent;
 mod vema_port;
 
+#[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
+mod encap_kunit;
 #[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
 mod wire_kunit;
 
