@@ -17,6 +17,7 @@ use crate::client::{Client, EmError, MacTableState};
 use crate::config::Config;
 use crate::fabric::Fabric;
 use crate::mac::Mac;
+use crate::mad::{Method, Target};
 use crate::plan::{
     class_port_info_update, desired, info_changes, table_digest, table_sets, Change, MacSet,
 };
@@ -980,4 +981,37 @@ pub fn set<F: Fabric>(client: &mut Client<F>, o: &SetOpts, io: &mut Io<'_>) -> u
             }
         }
     }
+}
+
+/// `vnic-em raw`: one Get or Set, its answer printed as `status 0xSSSS` and `data HEX` (the
+/// data with its trailing zero bytes left out), so that two agents' answers compare line by
+/// line. A MAD status is part of the answer, not an error.
+pub fn raw<F: Fabric>(
+    client: &mut Client<F>,
+    lid: u16,
+    set: bool,
+    attr_id: u16,
+    attr_mod: u32,
+    data: &[u8],
+    io: &mut Io<'_>,
+) -> u8 {
+    let target = Target {
+        method: if set { Method::Set } else { Method::Get },
+        attr_id,
+        lid,
+        vport: Some((attr_mod & 0xff) as u8),
+    };
+    let (status, rsp) = match client.transact(target, attr_mod, data, 0) {
+        Ok(rsp) => (0, rsp),
+        Err(EmError::Status { status, .. }) => (status, Vec::new()),
+        Err(e) => {
+            let _ = writeln!(io.err, "vnic-em: {e}");
+            return EXIT_FABRIC;
+        }
+    };
+    let end = rsp.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    let hex: String = rsp[..end].iter().map(|b| format!("{b:02x}")).collect();
+    let _ = writeln!(io.out, "status {status:#06x}");
+    let _ = writeln!(io.out, "data {hex}");
+    EXIT_OK
 }

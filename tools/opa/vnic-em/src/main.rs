@@ -144,6 +144,55 @@ enum Command {
     /// One-off changes to one vport (or to a node port's trap settings)
     #[command(after_help = EXIT_CODES)]
     Set(SetArgs),
+    /// Send one VEMA Get or Set and print the answer as is: its MAD
+    /// status and its data in hex (trailing zero bytes left out), to
+    /// compare two agents byte by byte. A non-zero status is printed, not
+    /// an error.
+    #[command(after_help = EXIT_CODES)]
+    Raw {
+        /// Node port LID
+        #[arg(short = 'l', long, value_name = "LID", value_parser = parse_lid)]
+        lid: u16,
+        /// Send a Set instead of a Get
+        #[arg(long)]
+        set: bool,
+        /// Attribute id
+        #[arg(long, value_name = "ID", value_parser = parse_u16)]
+        attr: u16,
+        /// Attribute modifier (its low byte is the vport)
+        #[arg(long = "mod", value_name = "N", value_parser = parse_u32, default_value = "0")]
+        attr_mod: u32,
+        /// The request's data, in hex
+        #[arg(long, value_name = "HEX", value_parser = parse_hex, default_value = "")]
+        data: HexData,
+    },
+}
+
+/// Bytes given in hex on the command line.
+#[derive(Debug, Clone)]
+struct HexData(Vec<u8>);
+
+fn parse_hex(s: &str) -> Result<HexData, String> {
+    let t: String = s
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != ':')
+        .collect();
+    if t.len() % 2 != 0 {
+        return Err(format!("{s:?}: odd number of hex digits"));
+    }
+    (0..t.len())
+        .step_by(2)
+        .map(|i| {
+            t.get(i..i + 2)
+                .and_then(|b| u8::from_str_radix(b, 16).ok())
+                .ok_or_else(|| format!("{s:?}: not hex"))
+        })
+        .collect::<Result<Vec<u8>, String>>()
+        .map(HexData)
+}
+
+fn parse_u16(s: &str) -> Result<u16, String> {
+    ranged(s, 0, u64::from(u16::MAX)).map(|v| v as u16)
 }
 
 #[derive(Args, Debug)]
@@ -487,6 +536,16 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             }
             let mut client = open(g, io.err)?;
             cmd::set(&mut client, &opts, io)
+        }
+        Command::Raw {
+            lid,
+            set,
+            attr,
+            attr_mod,
+            data,
+        } => {
+            let mut client = open(g, io.err)?;
+            cmd::raw(&mut client, lid, set, attr, attr_mod, &data.0, io)
         }
     })
 }

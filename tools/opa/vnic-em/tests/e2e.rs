@@ -989,3 +989,19 @@ fn sample_config_applies_and_reapplies_cleanly() {
     assert_eq!(v.info.vport.pcp_to_sc_uc, [0, 0, 0, 0, 1, 1, 1, 1]);
     assert_eq!(v.mac_table[&0].mac_addr, [2, 0xa0, 0, 0, 0, 0x10]);
 }
+
+#[test]
+fn raw_prints_status_and_data() {
+    let mut c = client(fabric());
+    // Get ClassPortInfo: status 0, base and class version 0x80, cap_mask 0xff01, resp time 18.
+    let r = capture(|io| cmd::raw(&mut c, 2, false, 0x0001, 0, &[], io));
+    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    assert_eq!(r.out, "status 0x0000\ndata 8080ff0100000012\n");
+    // MAC entries of a vport that does not exist: the agent's status, no data.
+    let r = capture(|io| cmd::raw(&mut c, 2, false, 0x0012, 9, &[0; 8], io));
+    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    assert_eq!(r.out, "status 0x001c\ndata \n");
+    // No such node: a fabric error.
+    let r = capture(|io| cmd::raw(&mut c, 9, false, 0x0001, 0, &[], io));
+    assert_eq!(r.code, EXIT_FABRIC);
+}
