@@ -34,3 +34,50 @@ void rust_helper_init_completion(struct completion *x)
 {
 	init_completion(x);
 }
+
+unsigned long rust_helper_spin_lock_irqsave_flags(spinlock_t *lock)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(lock, flags);
+	return flags;
+}
+
+void rust_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+	spin_unlock_irqrestore(lock, flags);
+}
+
+/* opasim: the OPA VNIC netdevs of software devices (rust/kernel/rdma/vnic.rs). */
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+
+void rust_helper_dev_hold(struct net_device *dev)
+{
+	dev_hold(dev);
+}
+
+void rust_helper_dev_put(struct net_device *dev)
+{
+	dev_put(dev);
+}
+
+bool rust_helper_netif_oper_up(const struct net_device *dev)
+{
+	return netif_oper_up(dev);
+}
+
+void rust_helper_netif_tx_start_all_queues(struct net_device *dev)
+{
+	netif_tx_start_all_queues(dev);
+}
+
+void rust_helper_netif_tx_disable(struct net_device *dev)
+{
+	netif_tx_disable(dev);
+}
+
+void rust_helper_skb_eth_protocol_set(struct sk_buff *skb, struct net_device *dev)
+{
+	skb->protocol = eth_type_trans(skb, dev);
+}

@@ -14,6 +14,8 @@ pub mod client;
 #[cfg(CONFIG_DEBUG_FS)]
 pub mod debugfs;
 pub mod device;
+pub mod irqlock;
 pub mod mad;
 pub mod provider;
 pub mod verbs;
+pub mod vnic;

@@ -20,14 +20,13 @@
 //! Memory is addressed virtually: the device is registered without a DMA device, so the
 //! `addr` of every scatter/gather entry is a kernel virtual address (`ib_uses_virt_dma`).
 
+use super::irqlock::IrqSpinLock;
 use super::provider::{errno, Device, Provider};
 use crate::{
     alloc::{flags::*, KVec},
     bindings,
     error::{code::*, Result},
     init::PinInit,
-    new_spinlock,
-    sync::SpinLock,
     types::{AlwaysRefCounted, Opaque},
 };
 use core::{
@@ -160,7 +159,7 @@ struct CqState {
 #[repr(C)]
 pub struct Cq {
     ib: Opaque<bindings::ib_cq>,
-    state: SpinLock<CqState>,
+    state: IrqSpinLock<CqState>,
 }
 
 // SAFETY: The CQ's state is behind its spinlock; the core's part is used under the core's
@@ -231,7 +230,7 @@ impl Cq {
             Err(e) => return e.to_errno(),
         };
         let this = cq.cast::<Self>();
-        let init = new_spinlock!(
+        let init = crate::new_irq_spinlock!(
             CqState {
                 ring,
                 armed: Armed::No,
@@ -479,7 +478,7 @@ pub struct Qp<T: Provider> {
     ib: Opaque<bindings::ib_qp>,
     refs: AtomicUsize,
     released: Opaque<bindings::completion>,
-    inner: SpinLock<QpInner>,
+    inner: IrqSpinLock<QpInner>,
     qp_type: QpType,
     data: T::Qp,
 }
@@ -714,7 +713,7 @@ impl<T: Provider> Qp<T> {
             Err(e) => return e.to_errno(),
         };
         let this = qp.cast::<Self>();
-        let lock = new_spinlock!(
+        let lock = crate::new_irq_spinlock!(
             QpInner {
                 qps: QpState::Reset,
                 qkey: 0,
