@@ -220,3 +220,36 @@ impl FileOps for DevicesFile {
         }
     }
 }
+
+/// The `capture` file: the last packets on the wire (see [`crate::capture`]).
+pub(crate) struct CaptureFile {
+    sim: Arc<Sim>,
+}
+
+impl CaptureFile {
+    /// Creates the `capture` file of `sim`.
+    pub(crate) fn create(sim: &Arc<Sim>) -> Result<File<Self>> {
+        let data = Arc::new(CaptureFile { sim: sim.clone() }, GFP_KERNEL)?;
+        File::new(sim.root(), c_str!("capture"), 0o644, data)
+    }
+}
+
+impl FileOps for CaptureFile {
+    fn show(&self, out: &mut KVec<u8>) -> Result {
+        self.sim.fabric.capture.show(out);
+        Ok(())
+    }
+
+    fn store(&self, input: &[u8]) -> Result {
+        match words(input).next() {
+            Some(b"clear") => {
+                self.sim.fabric.capture.clear();
+                Ok(())
+            }
+            _ => {
+                pr_warn!("capture: write 'clear'\n");
+                Err(EINVAL)
+            }
+        }
+    }
+}

@@ -3,13 +3,12 @@
 //! The simulated switch: every port of every opasim device is attached to it, and it delivers
 //! packets by destination LID. A packet for a LID no port has is dropped and counted.
 
-use crate::port::{Counters, Port};
-use core::sync::atomic::AtomicU64;
-use kernel::{
-    new_spinlock,
-    prelude::*,
-    sync::{Arc, SpinLock},
+use crate::{
+    capture::{Capture, Kind},
+    port::{Counters, Port},
 };
+use core::sync::atomic::AtomicU64;
+use kernel::{new_irq_spinlock, prelude::*, rdma::irqlock::IrqSpinLock, sync::Arc};
 
 /// The most ports the switch has.
 pub(crate) const MAX_PORTS: usize = 64;
@@ -18,18 +17,23 @@ pub(crate) const MAX_PORTS: usize = 64;
 #[pin_data]
 pub(crate) struct Fabric {
     #[pin]
-    ports: SpinLock<[Option<Arc<Port>>; MAX_PORTS]>,
+    ports: IrqSpinLock<[Option<Arc<Port>>; MAX_PORTS]>,
     /// Packets dropped because no port has their destination LID.
     pub(crate) unknown_dlid: AtomicU64,
+    /// The last packets sent.
+    #[pin]
+    pub(crate) capture: Capture,
 }
 
 impl Fabric {
     /// An empty switch.
     pub(crate) fn new() -> Result<Arc<Self>> {
+        let capture = Capture::new()?;
         Arc::pin_init(
             pin_init!(Self {
-                ports <- new_spinlock!([const { None }; MAX_PORTS], "opasim_fabric"),
+                ports <- new_irq_spinlock!([const { None }; MAX_PORTS], "opasim_fabric"),
                 unknown_dlid: AtomicU64::new(0),
+                capture <- capture,
             }),
             GFP_KERNEL,
         )
@@ -89,4 +93,41 @@ impl Fabric {
             .flatten()
             .any(|p| !except.is_some_and(|e| core::ptr::eq(e, &**p)) && p.config().lid == lid)
     }
+
+    /// Records a packet sent from `from` in the capture.
+    pub(crate) fn capture(
+        &self,
+        kind: Kind,
+        from: &Port,
+        slid: u32,
+        dlid: u32,
+        pkey: u16,
+        data: &[u8],
+    ) {
+        self.capture
+            .record(kind, from.dev_index, from.num, slid, dlid, pkey, data);
+    }
+
+    /// The active ports other than `from`, for a multicast packet: the switch floods them.
+    pub(crate) fn flood(&self, from: &Port) -> KVec<Arc<Port>> {
+        let mut out = KVec::new();
+        let ports = self.ports.lock();
+        for p in ports.iter().flatten() {
+            if !core::ptr::eq(&**p, from) && p.active_lid().is_some() {
+                // Atomic: the lock keeps interrupts off. A failure floods fewer ports, as a
+                // congested switch would.
+                let _ = out.push(p.clone(), GFP_ATOMIC);
+            }
+        }
+        out
+    }
+}
+
+/// The first multicast LID of 16B packets (24-bit LIDs); the permissive LID above them is not
+/// multicast.
+pub(crate) const MULTICAST_BASE: u32 = 0xf0_0000;
+
+/// Whether `dlid` is a multicast LID of a 16B packet.
+pub(crate) fn is_multicast(dlid: u32) -> bool {
+    (MULTICAST_BASE..0xff_ffff).contains(&dlid)
 }

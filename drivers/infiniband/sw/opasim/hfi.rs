@@ -6,12 +6,15 @@ use crate::{
     fabric::Fabric,
     port::{Port, PKEY_TABLE_LEN},
     ud,
+    vnic::{self, HfiVnic},
 };
 use kernel::{
+    net::skbuff::SkBuff,
     prelude::*,
     rdma::{
         provider::{self, Device, DeviceAttr, PortAttr, PortImmutable, PortState, StatDesc},
         verbs::{Qp, QpInit, QpType, SendWr},
+        vnic::{SkbMetadata, VnicNetdev},
     },
     sync::Arc,
 };
@@ -69,6 +72,7 @@ static COUNTERS: [StatDesc; 9] = [
 impl provider::Provider for Hfi {
     type Data = HfiDevice;
     type Qp = HfiQp;
+    type Vnic = HfiVnic;
 
     fn query_device(dev: &Device<Self>) -> DeviceAttr {
         DeviceAttr {
@@ -183,6 +187,36 @@ impl provider::Provider for Hfi {
             *o = crate::port::Counters::get(v);
         }
         Ok(())
+    }
+
+    fn alloc_vnic(dev: &Device<Self>, num: u32) -> Result<HfiVnic> {
+        let d = dev.data();
+        Ok(HfiVnic::new(d.port(num)?.clone(), d.fabric.clone()))
+    }
+
+    fn vnic_set_id(nd: &VnicNetdev<Self>, id: i32) {
+        vnic::set_id(nd, id)
+    }
+
+    fn vnic_open(nd: &VnicNetdev<Self>) -> Result {
+        vnic::open(nd)
+    }
+
+    fn vnic_stop(nd: &VnicNetdev<Self>) {
+        vnic::stop(nd)
+    }
+
+    fn vnic_xmit(nd: &VnicNetdev<Self>, skb: SkBuff) {
+        vnic::xmit(nd, skb)
+    }
+
+    fn vnic_select_queue(_nd: &VnicNetdev<Self>, _meta: &SkbMetadata) -> u16 {
+        // One queue each way.
+        0
+    }
+
+    fn vnic_stats(nd: &VnicNetdev<Self>, stats: &mut kernel::bindings::opa_vnic_stats) {
+        vnic::stats(nd, stats)
     }
 
     fn post_send(qp: &Qp<Self>, wr: &SendWr<'_>) -> Result {

@@ -15,6 +15,7 @@ use kernel::{
     sync::Arc,
 };
 
+mod capture;
 mod control;
 mod fabric;
 mod hfi;
@@ -24,8 +25,13 @@ mod pkey;
 mod port;
 mod sim;
 mod ud;
+mod vnic;
 
-use control::DevicesFile;
+/// The wire formats shared with the VNIC drivers and the host tools.
+#[path = "../../ulp/opa_vnic_rs/wire/mod.rs"]
+pub mod wire;
+
+use control::{CaptureFile, DevicesFile};
 use sim::Sim;
 
 module! {
@@ -43,6 +49,7 @@ const DEFAULT_DEVICES: u32 = 2;
 const DEFAULT_PORTS: u32 = 1;
 
 struct OpasimModule {
+    capture_file: Option<File<CaptureFile>>,
     devices_file: Option<File<DevicesFile>>,
     sim: Arc<Sim>,
 }
@@ -51,6 +58,7 @@ impl kernel::Module for OpasimModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let sim = Sim::new(module, Dir::new(c_str!("opasim"), None)?)?;
         let mut this = Self {
+            capture_file: None,
             devices_file: None,
             sim,
         };
@@ -59,6 +67,7 @@ impl kernel::Module for OpasimModule {
             this.sim.add_device(DEFAULT_PORTS, &[], &mut name)?;
         }
         this.devices_file = Some(DevicesFile::create(&this.sim)?);
+        this.capture_file = Some(CaptureFile::create(&this.sim)?);
         Ok(this)
     }
 }
@@ -66,6 +75,7 @@ impl kernel::Module for OpasimModule {
 impl Drop for OpasimModule {
     fn drop(&mut self) {
         // No more run-time changes, then the devices, before the switch.
+        drop(self.capture_file.take());
         drop(self.devices_file.take());
         self.sim.clear();
         pr_info!(

@@ -4,13 +4,14 @@
 
 use crate::{hfi::Hfi, pkey};
 use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::rdma::vnic::VnicNetdev;
 use kernel::{
-    new_spinlock,
-    prelude::*,
-    rdma::verbs::Qp,
-    sync::{Arc, SpinLock},
+    new_irq_spinlock, prelude::*, rdma::irqlock::IrqSpinLock, rdma::verbs::Qp, sync::Arc,
     types::ARef,
 };
+
+/// The most VNIC netdevs open on a port.
+pub(crate) const MAX_VNICS: usize = 16;
 
 /// The size of a port's P_Key table.
 pub(crate) const PKEY_TABLE_LEN: usize = 16;
@@ -91,10 +92,13 @@ pub(crate) struct Port {
     /// The port's GUID.
     pub(crate) guid: u64,
     #[pin]
-    config: SpinLock<PortConfig>,
+    config: IrqSpinLock<PortConfig>,
     /// QP0 and QP1 of the port, once the MAD stack has created them.
     #[pin]
-    qps: SpinLock<[Option<ARef<Qp<Hfi>>>; 2]>,
+    qps: IrqSpinLock<[Option<ARef<Qp<Hfi>>>; 2]>,
+    /// The open VNIC netdevs of the port, by vesw id.
+    #[pin]
+    vnics: IrqSpinLock<[Option<(u16, ARef<VnicNetdev<Hfi>>)>; MAX_VNICS]>,
     /// The port's counters.
     pub(crate) counters: Counters,
 }
@@ -112,8 +116,9 @@ impl Port {
                 dev_index,
                 num,
                 guid,
-                config <- new_spinlock!(config, "opasim_port_config"),
-                qps <- new_spinlock!([None, None], "opasim_port_qps"),
+                config <- new_irq_spinlock!(config, "opasim_port_config"),
+                qps <- new_irq_spinlock!([None, None], "opasim_port_qps"),
+                vnics <- new_irq_spinlock!([const { None }; MAX_VNICS], "opasim_port_vnics"),
                 counters: Counters::default(),
             }),
             GFP_KERNEL,
@@ -176,5 +181,46 @@ impl Port {
     pub(crate) fn qp(&self, n: u32) -> Option<ARef<Qp<Hfi>>> {
         let qps = self.qps.lock();
         qps.get(n as usize).and_then(|q| q.clone())
+    }
+
+    /// Makes `nd` the receiver of the VNIC packets of vesw `id` on this port: `EBUSY` if the
+    /// vesw has one already, `ENOSPC` if the port has [`MAX_VNICS`].
+    pub(crate) fn attach_vnic(&self, id: u16, nd: &VnicNetdev<Hfi>) -> Result {
+        let mut v = self.vnics.lock();
+        if v.iter().flatten().any(|(i, _)| *i == id) {
+            return Err(EBUSY);
+        }
+        let slot = v.iter_mut().find(|s| s.is_none()).ok_or(ENOSPC)?;
+        *slot = Some((id, ARef::from(nd)));
+        Ok(())
+    }
+
+    /// Removes `nd` from the VNIC receivers.
+    pub(crate) fn detach_vnic(&self, nd: &VnicNetdev<Hfi>) {
+        let mut old = None;
+        {
+            let mut v = self.vnics.lock();
+            for s in v.iter_mut() {
+                if s.as_ref().is_some_and(|(_, n)| core::ptr::eq(&**n, nd)) {
+                    old = s.take();
+                }
+            }
+        }
+        drop(old);
+    }
+
+    /// The VNIC netdev of vesw `id`.
+    pub(crate) fn vnic(&self, id: u16) -> Option<ARef<VnicNetdev<Hfi>>> {
+        let v = self.vnics.lock();
+        v.iter()
+            .flatten()
+            .find(|(i, _)| *i == id)
+            .map(|(_, n)| n.clone())
+    }
+
+    /// The first VNIC netdev of the port.
+    pub(crate) fn first_vnic(&self) -> Option<ARef<VnicNetdev<Hfi>>> {
+        let v = self.vnics.lock();
+        v.iter().flatten().next().map(|(_, n)| n.clone())
     }
 }

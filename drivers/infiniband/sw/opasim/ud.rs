@@ -4,6 +4,7 @@
 //! destination port, where the P_Key and Q_Key checks pick or refuse the receiving QP.
 
 use crate::{
+    capture::Kind,
     hfi::Hfi,
     port::{Counters, Port},
 };
@@ -66,6 +67,8 @@ pub(crate) fn send(qp: &Qp<Hfi>, wr: &SendWr<'_>) -> Result {
     Counters::inc(&port.counters.xmit_packets);
     Counters::add(&port.counters.xmit_bytes, payload.len() as u64);
     qp.complete_send(wr, WcStatus::Success);
+    dev.fabric
+        .capture(Kind::Ud, port, slid, pkt.dlid, pkey, pkt.payload);
     if let Some(to) = dev.fabric.forward(port, pkt.dlid) {
         // Refusals are counted by the receiving port.
         let _ = receive(&to, &pkt);

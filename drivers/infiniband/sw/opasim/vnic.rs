@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The OPA VNIC data path of the simulated HFI, as hfi1 does it
+//! (`drivers/infiniband/hw/hfi1/vnic_main.c`): a transmit takes the metadata off the frame,
+//! drops it on an encapsulation error, appends pad, ICRC and tail to the 16B packet the client
+//! built and sends it through the switch by DLID; a receive checks the P_Key, finds the netdev
+//! by the vesw id of the L4 header, strips the 16B header, pad, ICRC and tail, checks the
+//! length and hands the Ethernet frame to the stack. The statistics are hfi1's.
+
+use crate::{
+    capture::Kind,
+    fabric::{self, Fabric},
+    hfi::Hfi,
+    port::{Counters, Port},
+    wire::hdr16b::{self, Hdr16b, RxLen},
+};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use kernel::{
+    bindings,
+    net::skbuff::SkBuff,
+    prelude::*,
+    rdma::vnic::{SkbMetadata, VnicNetdev, SKB_MDATA_ENCAP_ERR},
+    sync::Arc,
+};
+
+/// `ETH_FCS_LEN`: hfi1 counts the FCS in the byte counters.
+const ETH_FCS_LEN: u64 = 4;
+
+/// Packet size and type counters (`struct opa_vnic_grp_stats`).
+#[derive(Default)]
+pub(crate) struct GrpCounters {
+    unicast: AtomicU64,
+    mcastbcast: AtomicU64,
+    untagged: AtomicU64,
+    vlan: AtomicU64,
+    s_64: AtomicU64,
+    s_65_127: AtomicU64,
+    s_128_255: AtomicU64,
+    s_256_511: AtomicU64,
+    s_512_1023: AtomicU64,
+    s_1024_1518: AtomicU64,
+    s_1519_max: AtomicU64,
+}
+
+impl GrpCounters {
+    /// Counts a frame of `len` bytes (without FCS); the kind counters for good frames only.
+    fn count(&self, eth: &[u8], len: usize, good: bool) {
+        // hfi1's thresholds, which account for the 4-byte FCS.
+        let size = match len {
+            1515.. => &self.s_1519_max,
+            1020.. => &self.s_1024_1518,
+            508.. => &self.s_512_1023,
+            252.. => &self.s_256_511,
+            124.. => &self.s_128_255,
+            61.. => &self.s_65_127,
+            _ => &self.s_64,
+        };
+        Counters::inc(size);
+        if !good {
+            return;
+        }
+        if eth.first().is_some_and(|b| b & 1 != 0) {
+            Counters::inc(&self.mcastbcast);
+        } else {
+            Counters::inc(&self.unicast);
+        }
+        let ethertype = eth.get(12..14).map(|t| u16::from_be_bytes([t[0], t[1]]));
+        if matches!(ethertype, Some(0x8100 | 0x88a8)) {
+            Counters::inc(&self.vlan);
+        } else {
+            Counters::inc(&self.untagged);
+        }
+    }
+
+    fn read(&self, out: &mut bindings::opa_vnic_grp_stats) {
+        let g = Counters::get;
+        out.unicast = g(&self.unicast);
+        out.mcastbcast = g(&self.mcastbcast);
+        out.untagged = g(&self.untagged);
+        out.vlan = g(&self.vlan);
+        out.s_64 = g(&self.s_64);
+        out.s_65_127 = g(&self.s_65_127);
+        out.s_128_255 = g(&self.s_128_255);
+        out.s_256_511 = g(&self.s_256_511);
+        out.s_512_1023 = g(&self.s_512_1023);
+        out.s_1024_1518 = g(&self.s_1024_1518);
+        out.s_1519_max = g(&self.s_1519_max);
+    }
+}
+
+/// The statistics of a VNIC netdev (hfi1's `struct opa_vnic_stats` per queue; one queue).
+#[derive(Default)]
+pub(crate) struct VnicCounters {
+    tx_packets: AtomicU64,
+    tx_bytes: AtomicU64,
+    tx_fifo_errors: AtomicU64,
+    tx_carrier_errors: AtomicU64,
+    tx_dlid_zero: AtomicU64,
+    tx_drop_state: AtomicU64,
+    rx_packets: AtomicU64,
+    rx_bytes: AtomicU64,
+    rx_fifo_errors: AtomicU64,
+    pub(crate) rx_nohandler: AtomicU64,
+    rx_drop_state: AtomicU64,
+    rx_runt: AtomicU64,
+    rx_oversize: AtomicU64,
+    tx_grp: GrpCounters,
+    rx_grp: GrpCounters,
+}
+
+/// What opasim keeps for a VNIC netdev.
+pub(crate) struct HfiVnic {
+    /// The port the netdev sends and receives on.
+    pub(crate) port: Arc<Port>,
+    /// The switch of the port.
+    fabric: Arc<Fabric>,
+    vesw_id: AtomicU32,
+    up: AtomicBool,
+    /// The netdev's statistics.
+    pub(crate) stats: VnicCounters,
+}
+
+impl HfiVnic {
+    /// A netdev's data on `port`.
+    pub(crate) fn new(port: Arc<Port>, fabric: Arc<Fabric>) -> Self {
+        Self {
+            port,
+            fabric,
+            vesw_id: AtomicU32::new(0),
+            up: AtomicBool::new(false),
+            stats: VnicCounters::default(),
+        }
+    }
+}
+
+/// `ndo_open`: binds the netdev to its port under its vesw id (which must be set).
+pub(crate) fn open(nd: &VnicNetdev<Hfi>) -> Result {
+    let v = nd.data();
+    let id = v.vesw_id.load(Ordering::Relaxed);
+    if id == 0 {
+        return Err(EINVAL);
+    }
+    v.port.attach_vnic(id as u16, nd)?;
+    nd.start();
+    v.up.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// `ndo_stop`.
+pub(crate) fn stop(nd: &VnicNetdev<Hfi>) {
+    let v = nd.data();
+    if v.up.swap(false, Ordering::Relaxed) {
+        nd.stop();
+        v.port.detach_vnic(nd);
+    }
+}
+
+/// `rn.set_id`: a new vesw id; an open netdev is reopened with it, as hfi1 does.
+pub(crate) fn set_id(nd: &VnicNetdev<Hfi>, id: i32) {
+    let v = nd.data();
+    let id = (id as u32) & u32::from(hdr16b::VESW_ID_MASK);
+    if v.vesw_id.load(Ordering::Relaxed) == id {
+        return;
+    }
+    let reopen = v.up.load(Ordering::Relaxed);
+    if reopen {
+        stop(nd);
+    }
+    v.vesw_id.store(id, Ordering::Relaxed);
+    if reopen {
+        let _ = open(nd);
+    }
+}
+
+/// `ndo_start_xmit`.
+pub(crate) fn xmit(nd: &VnicNetdev<Hfi>, mut skb: SkBuff) {
+    let v = nd.data();
+    let s = &v.stats;
+    if !nd.oper_up() {
+        Counters::inc(&s.tx_drop_state);
+        count_tx(s, &skb, false);
+        return;
+    }
+    let meta = SkbMetadata::parse(skb.data()).unwrap_or_default();
+    if skb.pull(kernel::rdma::vnic::SKB_MDATA_LEN as u32).is_err() {
+        Counters::inc(&s.tx_carrier_errors);
+        return;
+    }
+    if meta.flags & SKB_MDATA_ENCAP_ERR != 0 {
+        Counters::inc(&s.tx_dlid_zero);
+        count_tx(s, &skb, false);
+        return;
+    }
+    let ok = send(v, skb.data()).inspect_err(|&e| {
+        if e == ENOMEM {
+            Counters::inc(&s.tx_fifo_errors);
+        } else {
+            Counters::inc(&s.tx_carrier_errors);
+        }
+    });
+    // The counters see the Ethernet frame, as hfi1's (which pulls the header first).
+    if skb.pull(hdr16b::HDR_LEN as u32).is_err() {
+        return;
+    }
+    count_tx(s, &skb, ok.is_ok());
+}
+
+fn count_tx(s: &VnicCounters, skb: &SkBuff, good: bool) {
+    Counters::inc(&s.tx_packets);
+    Counters::add(&s.tx_bytes, u64::from(skb.len()) + ETH_FCS_LEN);
+    s.tx_grp.count(skb.data(), skb.len() as usize, good);
+}
+
+/// Sends the 16B packet `pkt` (header and frame) from the port of `v`: appends pad, ICRC and
+/// tail, and hands it to the switch.
+fn send(v: &HfiVnic, pkt: &[u8]) -> Result {
+    let hdr = Hdr16b::decode(pkt).map_err(|_| EINVAL)?;
+    let total = usize::from(hdr.len_qw) * 8;
+    let pad = total
+        .checked_sub(pkt.len() + hdr16b::ICRC_TAIL_LEN)
+        .filter(|&p| p < 8)
+        .ok_or(EINVAL)?;
+    let mut wire = KVec::with_capacity(total, GFP_ATOMIC)?;
+    wire.extend_from_slice(pkt, GFP_ATOMIC)?;
+    wire.extend_from_slice(&[0u8; 12][..pad + hdr16b::ICRC_TAIL_LEN], GFP_ATOMIC)?;
+    hdr16b::write_tail(&mut wire[pkt.len()..], pad as u8).map_err(|_| EINVAL)?;
+    let port = &v.port;
+    if port.active_lid().is_none() {
+        return Err(EINVAL);
+    }
+    Counters::inc(&port.counters.xmit_packets);
+    Counters::add(&port.counters.xmit_bytes, wire.len() as u64);
+    v.fabric
+        .capture(Kind::Vnic, port, hdr.slid, hdr.dlid, hdr.pkey, &wire);
+    if fabric::is_multicast(hdr.dlid) {
+        for to in v.fabric.flood(port).iter() {
+            receive(to, &wire);
+        }
+    } else if let Some(to) = v.fabric.forward(port, hdr.dlid) {
+        receive(&to, &wire);
+    }
+    Ok(())
+}
+
+/// Receives a 16B packet on `port`: P_Key check, demultiplexing by vesw id, decapsulation.
+pub(crate) fn receive(port: &Port, wire: &[u8]) {
+    let c = &port.counters;
+    let Ok(d) = hdr16b::decap(wire) else {
+        Counters::inc(&c.rcv_dropped);
+        return;
+    };
+    if port.accept_pkey(d.hdr.pkey).is_none() {
+        Counters::inc(&c.rcv_bad_pkey);
+        return;
+    }
+    if d.hdr.l4_type != hdr16b::L4_ETHR {
+        Counters::inc(&c.rcv_dropped);
+        return;
+    }
+    let Some(nd) = port.vnic(d.hdr.vesw_id()) else {
+        // hfi1 counts a packet for an unknown vesw on the first netdev of the port.
+        if let Some(first) = port.first_vnic() {
+            Counters::inc(&first.data().stats.rx_nohandler);
+        }
+        Counters::inc(&c.rcv_dropped);
+        return;
+    };
+    Counters::inc(&c.rcv_packets);
+    Counters::add(&c.rcv_bytes, wire.len() as u64);
+    let s = &nd.data().stats;
+    if !nd.oper_up() {
+        Counters::inc(&s.rx_drop_state);
+        return;
+    }
+    let eth = d.eth;
+    let good = match hdr16b::rx_len_check(eth.len(), nd.mtu()) {
+        RxLen::Ok => true,
+        RxLen::Oversize => {
+            Counters::inc(&s.rx_oversize);
+            false
+        }
+        RxLen::Runt => {
+            Counters::inc(&s.rx_runt);
+            false
+        }
+    };
+    Counters::inc(&s.rx_packets);
+    Counters::add(&s.rx_bytes, eth.len() as u64 + ETH_FCS_LEN);
+    s.rx_grp.count(eth, eth.len(), good);
+    if !good {
+        return;
+    }
+    let Ok(mut skb) = nd.alloc_skb(eth.len() as u32) else {
+        Counters::inc(&s.rx_fifo_errors);
+        return;
+    };
+    if skb.put_data(eth).is_err() {
+        Counters::inc(&s.rx_fifo_errors);
+        return;
+    }
+    nd.receive(skb);
+}
+
+/// `ndo_get_stats64`: hfi1's sums (one queue each way).
+pub(crate) fn stats(nd: &VnicNetdev<Hfi>, out: &mut bindings::opa_vnic_stats) {
+    let s = &nd.data().stats;
+    let g = Counters::get;
+    let n = &mut out.netstats;
+    n.tx_packets = g(&s.tx_packets);
+    n.tx_bytes = g(&s.tx_bytes);
+    n.tx_fifo_errors = g(&s.tx_fifo_errors);
+    n.tx_carrier_errors = g(&s.tx_carrier_errors);
+    n.rx_packets = g(&s.rx_packets);
+    n.rx_bytes = g(&s.rx_bytes);
+    n.rx_fifo_errors = g(&s.rx_fifo_errors);
+    n.rx_nohandler = g(&s.rx_nohandler);
+    out.tx_dlid_zero = g(&s.tx_dlid_zero);
+    out.tx_drop_state = g(&s.tx_drop_state);
+    out.rx_drop_state = g(&s.rx_drop_state);
+    out.rx_runt = g(&s.rx_runt);
+    out.rx_oversize = g(&s.rx_oversize);
+    s.tx_grp.read(&mut out.tx_grp);
+    s.rx_grp.read(&mut out.rx_grp);
+    let n = &mut out.netstats;
+    n.tx_errors = n.tx_fifo_errors + n.tx_carrier_errors + out.tx_drop_state + out.tx_dlid_zero;
+    n.tx_dropped = n.tx_errors;
+    n.rx_errors =
+        n.rx_fifo_errors + n.rx_nohandler + out.rx_drop_state + out.rx_oversize + out.rx_runt;
+    n.rx_dropped = n.rx_errors;
+    n.multicast = out.rx_grp.mcastbcast;
+    n.rx_length_errors = out.rx_oversize + out.rx_runt;
+}

@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0
+# The C opa_vnic on opasim: vnic-em configures one vport on each of the two ports (LIDs 1
+# and 2) in vESW 1 (P_Key 0x8001) through VEMA Sets over umad; the two VNIC netdevs, each
+# in its own network namespace, ping each other (ARP included: broadcasts go to a multicast
+# DLID, which the switch floods); the capture holds correct 16B frames both ways. Needs
+# /opa/vnic-em and /opa/opasim-capture.
+. /opa/guest-lib.sh
+
+for b in vnic-em opasim-capture; do [ -x /opa/$b ] || fail "/opa/$b is missing"; done
+must modprobe opasim
+must modprobe ib_umad
+must modprobe opa_vnic
+cat >/tmp/fabric.toml <<'TOML'
+[em]
+fabric_id = 1
+
+[[vesw]]
+id = 1
+name = "test"
+pkey = 0x8001
+eth_mtu = 1500
+unknown_mcast_dlid = 0xf00001
+
+[[vport]]
+lid = 1
+vport = 0
+vesw = 1
+port_num = 1
+mac = "02:00:00:00:01:00"
+
+[[vport]]
+lid = 2
+vport = 0
+vesw = 1
+port_num = 2
+mac = "02:00:00:00:02:00"
+TOML
+must /opa/vnic-em validate /tmp/fabric.toml
+must /opa/vnic-em -d umad0 apply /tmp/fabric.toml
+dmesg_new | grep -i 'vnic\|opasim'
+ip -o link
+
+# netdev MAC: the vnic netdev with that MAC.
+netdev() { ip -o link | grep -i "link/ether $1" | awk -F': ' '{print $2}' | cut -d@ -f1; }
+a=$(netdev 02:00:00:00:01:00)
+b=$(netdev 02:00:00:00:02:00)
+[ -n "$a" ] && [ -n "$b" ] || fail "the VNIC netdevs are missing"
+echo "vport of LID 1: $a, vport of LID 2: $b"
+must ip netns add na
+must ip netns add nb
+must ip link set "$a" netns na
+must ip link set "$b" netns nb
+must ip -n na addr add 10.11.0.1/24 dev "$a"
+must ip -n nb addr add 10.11.0.2/24 dev "$b"
+must ip -n na link set "$a" up
+must ip -n nb link set "$b" up
+must ip -n na link set lo up
+must ip -n nb link set lo up
+sleep 1
+ip -n na link show "$a"
+ip -n nb link show "$b"
+echo clear >/sys/kernel/debug/opasim/capture
+
+echo "== ping"
+# One echo per ping: the test kernel has no POSIX timers, so busybox ping cannot pace a
+# series (alarm() fails).
+for i in 1 2 3; do
+	ip netns exec na ping -c 1 -W 2 10.11.0.2 || fail "no ping from LID 1 to LID 2"
+	ip netns exec nb ping -c 1 -W 2 10.11.0.1 || fail "no ping from LID 2 to LID 1"
+done
+ip -n na -s link show "$a"
+ip -n nb neigh
+
+echo "== the frames on the wire"
+head -c 2000 /sys/kernel/debug/opasim/capture
+must /opa/opasim-capture --slid 1 --dlid 2 --pkey 0x8001 --vesw 1 --ethertype 0x0800 --min 3
+must /opa/opasim-capture --slid 2 --dlid 1 --pkey 0x8001 --vesw 1 --ethertype 0x0800 --min 3
+rdma statistic show link opasim0/1
+
+echo "== teardown with the netdevs up"
+must rmmod opasim
+ip -n na link show | grep -q "$a" && fail "$a survived the removal of its device"
+must rmmod opa_vnic
+must rmmod ib_umad
+dmesg_new | grep -i 'vnic\|opasim'
+check_dmesg_clean
+echo "opasim-vnic: ok"
