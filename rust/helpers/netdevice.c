@@ -72,3 +72,24 @@ void rust_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
 {
 	skb->protocol = protocol;
 }
+
+int rust_helper_skb_put_padto(struct sk_buff *skb, unsigned int len)
+{
+	return skb_put_padto(skb, len);
+}
+
+void rust_helper_netif_dormant_on(struct net_device *dev)
+{
+	netif_dormant_on(dev);
+}
+
+void rust_helper_netif_dormant_off(struct net_device *dev)
+{
+	netif_dormant_off(dev);
+}
+
+/* priv_flags is a bitfield in an anonymous union, out of bindgen's reach. */
+void rust_helper_netdev_add_priv_flags(struct net_device *dev, unsigned long long flags)
+{
+	dev->priv_flags |= flags;
+}

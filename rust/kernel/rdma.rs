@@ -16,6 +16,7 @@ pub mod debugfs;
 pub mod device;
 pub mod irqlock;
 pub mod mad;
+pub mod netdev;
 pub mod provider;
 pub mod verbs;
 pub mod vnic;

@@ -114,6 +114,16 @@ impl SkBuff {
         }
     }
 
+    /// Pads the data with zeros to at least `len` bytes (`skb_put_padto()`). On failure the
+    /// buffer is freed, as the C function does.
+    pub fn put_padto(self, len: u32) -> Result<Self> {
+        let skb = self.into_raw();
+        // SAFETY: The buffer is valid and ours; `skb_put_padto` either pads it or frees it.
+        to_result(unsafe { bindings::skb_put_padto(skb.as_ptr(), len) })?;
+        // SAFETY: It succeeded, so the buffer is still valid and ours.
+        Ok(unsafe { Self::from_raw(skb) })
+    }
+
     /// Appends `data` to the data.
     pub fn put_data(&mut self, data: &[u8]) -> Result {
         let len = u32::try_from(data.len()).map_err(|_| EINVAL)?;

@@ -223,6 +223,19 @@ impl RecvMad<'_> {
         }
     }
 
+    /// The device the MAD arrived on.
+    pub fn device(&self) -> &Device {
+        // SAFETY: By the type invariant the agent is registered, so its device is registered
+        // too, at least while the handler runs.
+        unsafe { Device::from_raw((*self.agent).device) }
+    }
+
+    /// The port the MAD arrived on.
+    pub fn port(&self) -> u32 {
+        // SAFETY: By the type invariant the agent is valid; its port never changes.
+        u32::from(unsafe { (*self.agent).port_num })
+    }
+
     /// The LID the MAD came from.
     pub fn slid(&self) -> u32 {
         // SAFETY: By the type invariant `wc` and its work completion are valid.

@@ -3,9 +3,6 @@
 //! Transmit encapsulation: the 16B header and the HFI's metadata in front of an Ethernet
 //! frame, as `opa_vnic_encap_skb()` builds them, from the decisions of [`crate::wire::encap`].
 
-// The netdev transmit path is the next user; until it lands only the KUnit suite calls this.
-#![cfg_attr(not(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST), allow(dead_code))]
-
 use crate::wire::{
     encap::{self as rules, RcClass, FLOW_TBL_SIZE},
     hdr16b::{Encap, HDR_LEN},

@@ -60,7 +60,7 @@ pub trait VportBackend {
     /// unchanged.
     fn update_mac_table(&mut self, vport: u8, table: &MacTable<'_>) -> Result<(), WireError>;
 
-    /// Empties the MAC table of an existing virtual port.
+    /// Empties the MAC table of an existing virtual port and zeroes its digest.
     fn release_mac_table(&mut self, vport: u8);
 
     /// Calls `f` with each unicast (or, if `mcast`, multicast) address of the interface of an

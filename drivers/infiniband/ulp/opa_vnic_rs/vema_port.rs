@@ -1,36 +1,127 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
 //! The VEMA agent of one OPA port: receives the EM's MADs, answers them with
-//! [`vema_agent::process`] under the port's lock, and keeps the port's virtual ports.
+//! [`vema_agent::process`] under the port's lock, and keeps the port's virtual ports, each
+//! with its VNIC netdev.
 //!
-//! The virtual ports are kept as the EM configures them (VESW port info, MAC table); their
-//! netdevs and data path are not there yet, so an interface is never up: the oper state stays
-//! drop-all, the interface MAC lists are empty and the counters zero.
+//! Locking: the port's [`Mutex`] serialises the agent (and so every change of configuration);
+//! what the data path reads per packet (configuration, flow table, MAC table) sits in each
+//! vport's [`IrqSpinLock`], taken briefly by the agent to publish a change and by transmit to
+//! read it. The netdev callbacks never take the port's mutex (the agent holds it while it
+//! takes RTNL to change the MTU).
 
+use crate::encap::{encap_skb, TxInfo};
 use crate::vema_agent::{self, VportBackend, RESPONSE_LEN};
 use crate::wire::{
+    encap::{entropy_from_hash, flow_table, frame_dmac},
     mad::{INTEL_OUI, METHOD_GET, METHOD_SET, OPA_EMA_CLASS_VERSION, OPA_MGMT_CLASS_INTEL_EMA},
     vema_counters::{ErrorCounters, SummaryCounters},
-    vema_info::{ClassPortInfo, VeswPortInfo},
+    vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX, STATE_FORWARDING},
     vema_mac::{MacTable, MacTableEntry},
     WireError,
 };
 use kernel::{
-    new_mutex,
+    net::skbuff::SkBuff,
+    new_irq_spinlock, new_mutex,
     prelude::*,
     rdma::{
         device::Device,
+        irqlock::IrqSpinLock,
         mad::{Agent, AgentSpec, MadHandler, RecvMad},
+        netdev::{VnicNetdev, VnicNetdevRef, VnicUlp},
     },
-    sync::Mutex,
+    sync::{Arc, Mutex},
 };
 
-/// A virtual Ethernet switch port as the EM configured it.
-struct Vport {
-    num: u8,
-    info: VeswPortInfo,
+/// What transmit reads per packet.
+struct TxState {
+    tx: TxInfo,
     /// The MAC table: (index, entry), at most one entry per index.
     macs: KVec<(u16, MacTableEntry)>,
+}
+
+impl TxState {
+    /// The DLID of the first MAC table entry for `dmac` (0 if none), as
+    /// `opa_vnic_chk_mac_tbl()`.
+    fn lookup(&self, dmac: &[u8; 6]) -> u32 {
+        self.macs
+            .iter()
+            .find_map(|(_, e)| e.lookup(dmac))
+            .unwrap_or(0)
+    }
+}
+
+/// What a vport's netdev callbacks share with the agent.
+#[pin_data]
+struct VportShared {
+    #[pin]
+    tx: IrqSpinLock<TxState>,
+}
+
+impl VportShared {
+    /// Oper state and link status follow the configured state and the interface's; the
+    /// netdev is dormant unless configured forwarding (`opa_vnic_update_state()`).
+    fn update_state(&self, netdev: &VnicNetdevRef, up: bool) {
+        let forwarding = {
+            let mut tx = self.tx.lock();
+            tx.tx.info.vport.update_state(up);
+            tx.tx.info.vport.config_state == STATE_FORWARDING
+        };
+        netdev.set_dormant(!forwarding);
+    }
+}
+
+/// The driver's part of a vport's netdev.
+struct VportUlp {
+    shared: Arc<VportShared>,
+}
+
+impl VnicUlp for VportUlp {
+    fn opened(&self, netdev: &VnicNetdevRef) {
+        self.shared.update_state(netdev, true);
+    }
+
+    fn stopped(&self, netdev: &VnicNetdevRef) {
+        self.shared.update_state(netdev, false);
+    }
+
+    fn encap(&self, skb: &mut SkBuff) -> Result {
+        let tx = self.shared.tx.lock();
+        encap_skb(&tx.tx, |mac| tx.lookup(mac), skb)
+    }
+
+    fn vl_entropy(&self, skb: &mut SkBuff) -> (u8, u8) {
+        let entropy = entropy_from_hash(skb.hash());
+        let Some(dmac) = frame_dmac(skb.data()) else {
+            return (0, entropy);
+        };
+        let vl = self
+            .shared
+            .tx
+            .lock()
+            .tx
+            .info
+            .vport
+            .select_vl(&dmac, skb.vlan_tci());
+        (vl, entropy)
+    }
+
+    fn mac_changed(&self, _netdev: &VnicNetdevRef) {
+        let mut tx = self.shared.tx.lock();
+        let count = &mut tx.tx.info.vport.uc_macs_gen_count;
+        *count = count.wrapping_add(1);
+    }
+
+    fn rx_mode_changed(&self, _netdev: &VnicNetdevRef) {}
+}
+
+/// A virtual Ethernet switch port and its netdev.
+struct Vport {
+    num: u8,
+    shared: Arc<VportShared>,
+    netdev: VnicNetdev<VportUlp>,
+    /// The base MAC the EM set last, given to the interface.
+    vema_mac: [u8; 6],
 }
 
 /// What the agent of a port keeps, under the port's lock.
@@ -51,112 +142,198 @@ impl PortState {
     }
 }
 
-impl VportBackend for PortState {
+/// The port's state with the device the request arrived on: what [`vema_agent::process`]
+/// works on.
+struct Backend<'a> {
+    state: &'a mut PortState,
+    device: &'a Device,
+}
+
+impl Backend<'_> {
+    fn new_vport(&self, num: u8) -> Result<Vport> {
+        let shared = Arc::pin_init(
+            pin_init!(VportShared {
+                tx <- new_irq_spinlock!(TxState {
+                    tx: TxInfo {
+                        info: VeswPortInfo::adapter_pod(),
+                        flow_tbl: flow_table(0),
+                    },
+                    macs: KVec::new(),
+                }),
+            }),
+            GFP_KERNEL,
+        )?;
+        let netdev = VnicNetdev::new(
+            self.device,
+            self.state.port,
+            VportUlp {
+                shared: shared.clone(),
+            },
+        )?;
+        pr_info!(
+            "{}: port {} vport {}: {}\n",
+            self.device.name(),
+            self.state.port,
+            num,
+            netdev.netdev().name()
+        );
+        Ok(Vport {
+            num,
+            shared,
+            vema_mac: netdev.netdev().mac(),
+            netdev,
+        })
+    }
+}
+
+impl VportBackend for Backend<'_> {
     fn class_port_info(&self) -> ClassPortInfo {
-        self.class_port_info
+        self.state.class_port_info
     }
 
     fn set_class_port_info(&mut self, info: &ClassPortInfo) {
-        self.class_port_info = *info;
+        self.state.class_port_info = *info;
     }
 
     fn has_vport(&self, vport: u8) -> bool {
-        self.vport(vport).is_some()
+        self.state.vport(vport).is_some()
     }
 
     fn add_vport(&mut self, vport: u8) -> Result<(), WireError> {
-        let new = Vport {
-            num: vport,
-            info: VeswPortInfo::adapter_pod(),
-            macs: KVec::new(),
-        };
-        // An allocation failure is answered like the C driver's failure to add a vport.
-        self.vports
+        // Any failure (no VNIC netdev from the device, no memory) is answered like the C
+        // driver's failure to add a vport.
+        let new = self.new_vport(vport).map_err(|e| {
+            pr_err!(
+                "{}: port {}: cannot add vport {}: {:?}\n",
+                self.device.name(),
+                self.state.port,
+                vport,
+                e
+            );
+            WireError::NoSuchVport(vport)
+        })?;
+        self.state
+            .vports
             .push(new, GFP_KERNEL)
             .map_err(|_| WireError::NoSuchVport(vport))
     }
 
     fn vport_info(&self, vport: u8) -> VeswPortInfo {
-        self.vport(vport)
-            .map(|v| v.info)
+        self.state
+            .vport(vport)
+            .map(|v| v.shared.tx.lock().tx.info)
             .unwrap_or_else(VeswPortInfo::vema_pod)
     }
 
+    /// `opa_vnic_set_vesw_info()`, `opa_vnic_set_per_veswport_info()` and
+    /// `opa_vnic_process_vema_config()`: the new values, then the interface's MAC, vesw id,
+    /// MTU limit, flow table and state.
     fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) {
-        if let Some(v) = self.vport_mut(vport) {
-            v.info.apply_set(info);
-            // No netdev yet: the interface is never up.
-            v.info.vport.update_state(false);
+        let Some(v) = self.state.vport_mut(vport) else {
+            return;
+        };
+        let now = {
+            let mut tx = v.shared.tx.lock();
+            tx.tx.info.apply_set(info);
+            tx.tx.flow_tbl = flow_table(tx.tx.info.vesw.def_port_mask);
+            tx.tx.info
+        };
+        let netdev = v.netdev.netdev();
+        if now.vport.base_mac_addr != v.vema_mac {
+            netdev.set_mac(&now.vport.base_mac_addr);
+            v.vema_mac = now.vport.base_mac_addr;
         }
+        netdev.set_vesw_id(now.vesw.vesw_id);
+        // The C driver takes any eth_mtu; above ETH_MTU_MAX frames no longer fit the 16B
+        // length field.
+        netdev.set_max_mtu(u32::from(now.vesw.eth_mtu.min(ETH_MTU_MAX)));
+        v.shared.update_state(netdev, netdev.is_up());
     }
 
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {
-        if let Some(v) = self.vport(vport) {
-            for (index, entry) in v.macs.iter() {
+        if let Some(v) = self.state.vport(vport) {
+            for (index, entry) in v.shared.tx.lock().macs.iter() {
                 f(*index, entry);
             }
         }
     }
 
+    /// `opa_vnic_update_mac_tbl()`: the entries outside the request's window stay, the
+    /// window's non-zero entries replace what it held; transmit switches to the new table at
+    /// once.
     fn update_mac_table(&mut self, vport: u8, table: &MacTable<'_>) -> Result<(), WireError> {
-        let v = self.vport_mut(vport).ok_or(WireError::NoSuchVport(vport))?;
-        // Build the new table aside, so that a failed allocation leaves the old one.
-        let mut macs =
-            KVec::with_capacity(v.macs.len(), GFP_KERNEL).map_err(|_| WireError::NoSpace)?;
-        for (index, entry) in v.macs.iter() {
+        let v = self
+            .state
+            .vport(vport)
+            .ok_or(WireError::NoSuchVport(vport))?;
+        let old_len = v.shared.tx.lock().macs.len();
+        // Room for everything, allocated before taking the lock; only the agent (under the
+        // port's mutex) changes the table, so it cannot grow meanwhile.
+        let mut macs = KVec::with_capacity(old_len + table.len(), GFP_KERNEL)
+            .map_err(|_| WireError::NoSpace)?;
+        let mut tx = v.shared.tx.lock();
+        for (index, entry) in tx.macs.iter() {
             if !table.hdr.covers(*index) {
-                macs.push((*index, *entry), GFP_KERNEL)
+                macs.push((*index, *entry), GFP_ATOMIC)
                     .map_err(|_| WireError::NoSpace)?;
             }
         }
         for (i, entry) in table.entries().enumerate() {
-            if entry.is_delete() {
-                continue;
+            if !entry.is_delete() {
+                let index = table.hdr.offset.wrapping_add(i as u16);
+                macs.push((index, entry), GFP_ATOMIC)
+                    .map_err(|_| WireError::NoSpace)?;
             }
-            let index = table.hdr.offset.wrapping_add(i as u16);
-            macs.push((index, entry), GFP_KERNEL)
-                .map_err(|_| WireError::NoSpace)?;
         }
-        v.macs = macs;
-        v.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
+        let old = core::mem::replace(&mut tx.macs, macs);
+        tx.tx.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
+        drop(tx);
+        drop(old);
         Ok(())
     }
 
+    /// `opa_vnic_release_mac_tbl()`: no entries, digest 0.
     fn release_mac_table(&mut self, vport: u8) {
-        if let Some(v) = self.vport_mut(vport) {
-            v.macs = KVec::new();
+        if let Some(v) = self.state.vport(vport) {
+            let old = {
+                let mut tx = v.shared.tx.lock();
+                tx.tx.info.vport.mac_tbl_digest = 0;
+                core::mem::replace(&mut tx.macs, KVec::new())
+            };
+            drop(old);
         }
     }
 
     fn for_each_iface_mac(&self, vport: u8, mcast: bool, _f: &mut dyn FnMut([u8; 6])) -> u16 {
-        // No netdev, so no interface addresses; the generation counts are the configured ones.
-        self.vport(vport).map_or(0, |v| {
+        // The interface's address lists are not read yet: reported empty, with the
+        // generation counts the driver keeps.
+        self.state.vport(vport).map_or(0, |v| {
+            let tx = v.shared.tx.lock();
             if mcast {
-                v.info.vport.mc_macs_gen_count
+                tx.tx.info.vport.mc_macs_gen_count
             } else {
-                v.info.vport.uc_macs_gen_count
+                tx.tx.info.vport.uc_macs_gen_count
             }
         })
     }
 
     fn summary_counters(&self, vport: u8) -> SummaryCounters {
         let mut c = SummaryCounters::ZERO;
-        if let Some(v) = self.vport(vport) {
+        if let Some(v) = self.state.vport(vport) {
             c.vp_instance = u16::from(v.num);
-            c.vesw_id = v.info.vesw.vesw_id;
+            c.vesw_id = v.shared.tx.lock().tx.info.vesw.vesw_id;
             // As the C driver: the OPA port number, not the vesw port number.
-            c.veswport_num = self.port;
+            c.veswport_num = self.state.port;
         }
         c
     }
 
     fn error_counters(&self, vport: u8) -> ErrorCounters {
         let mut c = ErrorCounters::ZERO;
-        if let Some(v) = self.vport(vport) {
+        if let Some(v) = self.state.vport(vport) {
             c.vp_instance = u16::from(v.num);
-            c.vesw_id = v.info.vesw.vesw_id;
-            // As the C driver: the OPA port number, not the vesw port number.
-            c.veswport_num = self.port;
+            c.vesw_id = v.shared.tx.lock().tx.info.vesw.vesw_id;
+            c.veswport_num = self.state.port;
         }
         c
     }
@@ -180,7 +357,11 @@ impl MadHandler for VemaPort {
     fn recv(&self, mad: &RecvMad<'_>) {
         let mut guard = self.locked.lock();
         let Locked { state, rsp } = &mut *guard;
-        match vema_agent::process(state, mad.bytes(), &mut rsp[..]) {
+        let mut backend = Backend {
+            state,
+            device: mad.device(),
+        };
+        match vema_agent::process(&mut backend, mad.bytes(), &mut rsp[..]) {
             Ok(len) => {
                 if let Err(e) = mad.respond(&rsp[..len]) {
                     pr_warn!(

@@ -81,7 +81,9 @@ impl VportBackend for TestPort {
         Ok(())
     }
     fn release_mac_table(&mut self, vport: u8) {
-        self.vports.get_mut(&vport).unwrap().macs.clear();
+        let v = self.vports.get_mut(&vport).unwrap();
+        v.macs.clear();
+        v.info.vport.mac_tbl_digest = 0;
     }
     fn for_each_iface_mac(&self, vport: u8, mcast: bool, f: &mut dyn FnMut([u8; 6])) -> u16 {
         let v = &self.vports[&vport];
@@ -396,6 +398,7 @@ fn delete_vesw_resets_to_power_on_values_and_empties_the_table() {
     assert!(port.has_vport(2), "the vport stays");
     assert!(port.vports[&2].macs.is_empty());
     assert_eq!(be16(&rsp[40..], 2), 0, "vesw_id reset");
+    assert_eq!(&rsp[40 + 152 + 20..40 + 152 + 24], &[0; 4], "mac_tbl_digest reset");
     assert_eq!(rsp[40 + 152 + 14], 1, "config_state drop-all");
 }
 

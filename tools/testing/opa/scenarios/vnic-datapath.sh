@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0
+# The data path of each driver, the C opa_vnic (the oracle) and then
+# opa_vnic_rs, on the same fabric: vnic-em configures one vport on each
+# opasim port (LIDs 1 and 2, vesw 1, P_Key 0x8001); the two VNIC netdevs,
+# each in its own network namespace, ping each other and move a bulk TCP
+# transfer (iperf3); the 16B headers of the IPv4 frames on the wire must
+# be the same for both drivers (entropy aside: it comes from the flow
+# hash), and the device must be removable under both with the netdevs up.
+. /opa/guest-lib.sh
+
+for b in vnic-em opasim-capture; do [ -x /opa/$b ] || fail "/opa/$b is missing"; done
+cat >/tmp/fabric.toml <<'TOML'
+[em]
+fabric_id = 1
+
+[[vesw]]
+id = 1
+name = "test"
+pkey = 0x8001
+eth_mtu = 1500
+unknown_mcast_dlid = 0xf00001
+
+[[vport]]
+lid = 1
+vport = 0
+vesw = 1
+port_num = 1
+mac = "02:00:00:00:01:00"
+
+[[vport]]
+lid = 2
+vport = 0
+vesw = 1
+port_num = 2
+mac = "02:00:00:00:02:00"
+TOML
+
+netdev() { ip -o link | grep -i "link/ether $1" | awk -F': ' '{print $2}' | cut -d@ -f1; }
+
+# The 16B headers (hex, entropy masked) of the IPv4 frames in the capture.
+headers() {
+	awk '$2 == "vnic" && substr($15, 65, 4) == "0800" {
+		h = substr($15, 1, 40); print substr(h, 1, 24) "xxxx" substr(h, 29)
+	}' /sys/kernel/debug/opasim/capture | sort -u
+}
+
+run_with() {
+	drv=$1
+	echo "=== $drv"
+	must modprobe opasim
+	must modprobe ib_umad
+	must modprobe "$drv"
+	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml
+	a=$(netdev 02:00:00:00:01:00)
+	b=$(netdev 02:00:00:00:02:00)
+	[ -n "$a" ] && [ -n "$b" ] || fail "$drv: the VNIC netdevs are missing"
+	echo "$drv: vport of LID 1: $a, vport of LID 2: $b"
+	must ip netns add na
+	must ip netns add nb
+	must ip link set "$a" netns na
+	must ip link set "$b" netns nb
+	must ip -n na addr add 10.11.0.1/24 dev "$a"
+	must ip -n nb addr add 10.11.0.2/24 dev "$b"
+	must ip -n na link set "$a" up
+	must ip -n nb link set "$b" up
+	must ip -n na link set lo up
+	must ip -n nb link set lo up
+	sleep 1
+	echo clear >/sys/kernel/debug/opasim/capture
+	for i in 1 2 3; do
+		ip netns exec na ping -c 1 -W 2 10.11.0.2 >/dev/null || fail "$drv: no ping from LID 1 to LID 2"
+		ip netns exec nb ping -c 1 -W 2 10.11.0.1 >/dev/null || fail "$drv: no ping from LID 2 to LID 1"
+	done
+	must /opa/opasim-capture --slid 1 --dlid 2 --pkey 0x8001 --vesw 1 --ethertype 0x0800 --min 3
+	must /opa/opasim-capture --slid 2 --dlid 1 --pkey 0x8001 --vesw 1 --ethertype 0x0800 --min 3
+	headers >"/tmp/$drv.hdr"
+	# The EM reads the state back: forwarding, link up.
+	/opa/vnic-em -d umad0 show -l 1 -v 0 --json --no-counters >/tmp/show.json ||
+		fail "$drv: show"
+	grep -q '"oper_state": "forwarding"' /tmp/show.json || fail "$drv: vport not forwarding"
+
+	echo "== $drv: bulk transfer"
+	ip netns exec nb iperf3 -s -1 -D >/dev/null || fail "$drv: iperf3 server"
+	sleep 1
+	ip netns exec na iperf3 -c 10.11.0.2 -t 2 -f m >/tmp/iperf.out 2>&1 || {
+		cat /tmp/iperf.out
+		fail "$drv: iperf3"
+	}
+	grep -E 'sender|receiver' /tmp/iperf.out
+	ip -n na -s link show "$a"
+
+	# Remove the device with the netdevs up: they go away with it.
+	must rmmod opasim
+	ip -n na link show | grep -q "$a" && fail "$drv: $a survived the removal of its device"
+	must rmmod "$drv"
+	must rmmod ib_umad
+	ip netns del na
+	ip netns del nb
+}
+
+run_with opa_vnic
+run_with opa_vnic_rs
+
+echo "== 16B headers of the IPv4 frames: C, then Rust"
+cat /tmp/opa_vnic.hdr
+cat /tmp/opa_vnic_rs.hdr
+[ -s /tmp/opa_vnic.hdr ] || fail "no IPv4 frames captured"
+cmp -s /tmp/opa_vnic.hdr /tmp/opa_vnic_rs.hdr || fail "opa_vnic_rs puts other headers on the wire than opa_vnic"
+check_dmesg_clean
+echo "vnic-datapath: ok"
