@@ -398,7 +398,11 @@ fn delete_vesw_resets_to_power_on_values_and_empties_the_table() {
     assert!(port.has_vport(2), "the vport stays");
     assert!(port.vports[&2].macs.is_empty());
     assert_eq!(be16(&rsp[40..], 2), 0, "vesw_id reset");
-    assert_eq!(&rsp[40 + 152 + 20..40 + 152 + 24], &[0; 4], "mac_tbl_digest reset");
+    assert_eq!(
+        &rsp[40 + 152 + 20..40 + 152 + 24],
+        &[0; 4],
+        "mac_tbl_digest reset"
+    );
     assert_eq!(rsp[40 + 152 + 14], 1, "config_state drop-all");
 }
 
