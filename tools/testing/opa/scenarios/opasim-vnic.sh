@@ -77,6 +77,22 @@ must /opa/opasim-capture --slid 1 --dlid 2 --pkey 0x8001 --vesw 1 --ethertype 0x
 must /opa/opasim-capture --slid 2 --dlid 1 --pkey 0x8001 --vesw 1 --ethertype 0x0800 --min 3
 rdma statistic show link opasim0/1
 
+echo "== the netdev statistics (hfi1's: frames plus FCS)"
+rx=$(ip netns exec na cat /sys/class/net/"$a"/statistics/rx_packets)
+echo "$a received $rx frames"
+[ "$rx" -ge 3 ] || fail "$a counted $rx received frames"
+
+echo "== a P_Key the receiver does not have: dropped and counted"
+echo 0xffff >/sys/kernel/debug/opasim/opasim1/port1/pkeys || fail "cannot set the P_Keys of opasim1"
+bad=$(cat /sys/class/infiniband/opasim1/ports/1/hw_counters/rcv_bad_pkey)
+# busybox ping cannot time out here (no POSIX timers): timeout kills it.
+timeout 3 /usr/bin/ip netns exec na ping -c 1 10.11.0.2 && fail "a ping crossed partitions"
+got=$(cat /sys/class/infiniband/opasim1/ports/1/hw_counters/rcv_bad_pkey)
+echo "opasim1 rcv_bad_pkey: $bad -> $got"
+[ "$got" -gt "$bad" ] || fail "the partition drop was not counted"
+echo "0xffff 0x8001" >/sys/kernel/debug/opasim/opasim1/port1/pkeys || fail "cannot restore the P_Keys"
+must ip netns exec na ping -c 1 -W 2 10.11.0.2
+
 echo "== teardown with the netdevs up"
 must rmmod opasim
 ip -n na link show | grep -q "$a" && fail "$a survived the removal of its device"
