@@ -93,3 +93,13 @@ void rust_helper_netdev_add_priv_flags(struct net_device *dev, unsigned long lon
 {
 	dev->priv_flags |= flags;
 }
+
+void rust_helper_netif_addr_lock_bh(struct net_device *dev)
+{
+	netif_addr_lock_bh(dev);
+}
+
+void rust_helper_netif_addr_unlock_bh(struct net_device *dev)
+{
+	netif_addr_unlock_bh(dev);
+}

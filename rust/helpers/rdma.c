@@ -81,3 +81,25 @@ void rust_helper_skb_eth_protocol_set(struct sk_buff *skb, struct net_device *de
 {
 	skb->protocol = eth_type_trans(skb, dev);
 }
+
+/* The MAD agents' address handles (rust/kernel/rdma/mad.rs). */
+
+enum rdma_ah_attr_type rust_helper_rdma_ah_find_type(struct ib_device *dev, u32 port_num)
+{
+	return rdma_ah_find_type(dev, port_num);
+}
+
+void rust_helper_rdma_ah_set_dlid(struct rdma_ah_attr *attr, u32 dlid)
+{
+	rdma_ah_set_dlid(attr, dlid);
+}
+
+void rust_helper_rdma_ah_set_sl(struct rdma_ah_attr *attr, u8 sl)
+{
+	rdma_ah_set_sl(attr, sl);
+}
+
+void rust_helper_rdma_ah_set_port_num(struct rdma_ah_attr *attr, u32 port_num)
+{
+	rdma_ah_set_port_num(attr, port_num);
+}

@@ -69,6 +69,17 @@ impl Device {
         unsafe { bindings::rdma_cap_opa_vnic(self.as_raw()) }
     }
 
+    /// The index of `pkey` in the P_Key table of `port` (`ib_find_pkey()`), if there.
+    pub fn find_pkey(&self, port: u32, pkey: u16) -> Option<u16> {
+        if !self.is_port_valid(port) {
+            return None;
+        }
+        let mut index = 0u16;
+        // SAFETY: By the type invariant the device is valid; `port` is one of its ports.
+        let ret = unsafe { bindings::ib_find_pkey(self.as_raw(), port, pkey, &mut index) };
+        (ret == 0).then_some(index)
+    }
+
     /// Whether `port` speaks OPA MADs (`rdma_cap_opa_mad()`); `false` for an invalid port.
     pub fn cap_opa_mad(&self, port: u32) -> bool {
         if !self.is_port_valid(port) {

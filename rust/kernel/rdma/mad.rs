@@ -122,6 +122,13 @@ impl<H: MadHandler> Agent<H> {
         &self.handler
     }
 
+    /// The device the agent is registered on.
+    pub fn device(&self) -> &Device {
+        // SAFETY: By the type invariant the agent is registered, so its device is registered
+        // too, as long as `self` lives.
+        unsafe { Device::from_raw((*self.agent.as_ptr()).device) }
+    }
+
     /// The port the agent is registered on.
     pub fn port(&self) -> u32 {
         // SAFETY: By the type invariant the agent is registered; `port_num` is set at
@@ -164,6 +171,75 @@ impl<H: MadHandler> Agent<H> {
         // SAFETY: The receive completion is ours to free once handled, and `mad` (the only
         // user of it) is not used any more.
         unsafe { bindings::ib_free_recv_mad(wc) };
+    }
+}
+
+/// Where an unsolicited MAD goes.
+pub struct Dest {
+    /// Destination LID.
+    pub dlid: u32,
+    /// Service level.
+    pub sl: u8,
+    /// Index of the P_Key to send with, in the port's table.
+    pub pkey_index: u16,
+    /// Destination QP (1 for the GSI).
+    pub remote_qpn: u32,
+}
+
+impl<H: MadHandler> Agent<H> {
+    /// Sends `mad` (a whole MAD: vendor header and data, its first byte the base version) to
+    /// `dest`, without waiting for an answer (a trap, for example). Usable in atomic context.
+    ///
+    /// The address handle and the send buffer are freed when the send completes.
+    pub fn send(&self, dest: &Dest, mad: &[u8]) -> Result {
+        let data_len = mad.len().checked_sub(VENDOR_HDR_LEN).ok_or(EINVAL)?;
+        let data_len = i32::try_from(data_len).map_err(|_| EINVAL)?;
+        let base_version = *mad.first().ok_or(EINVAL)?;
+        let agent = self.agent.as_ptr();
+        // SAFETY: All-zero is a valid `rdma_ah_attr`, which the helpers then fill in.
+        let mut attr: bindings::rdma_ah_attr = unsafe { core::mem::zeroed() };
+        // SAFETY: By the type invariant the agent is registered: its device, port, QP and PD
+        // are valid. `attr` is a local.
+        let ah = from_err_ptr(unsafe {
+            let port = u32::from((*agent).port_num);
+            attr.type_ = bindings::rdma_ah_find_type((*agent).device, port);
+            bindings::rdma_ah_set_dlid(&mut attr, dest.dlid);
+            bindings::rdma_ah_set_sl(&mut attr, dest.sl);
+            bindings::rdma_ah_set_port_num(&mut attr, port);
+            bindings::rdma_create_ah((*(*agent).qp).pd, &mut attr, 0)
+        })?;
+        // SAFETY: As above; the lengths describe `mad`.
+        let buf = from_err_ptr(unsafe {
+            bindings::ib_create_send_mad(
+                agent,
+                dest.remote_qpn,
+                dest.pkey_index,
+                0,
+                VENDOR_HDR_LEN as i32,
+                data_len,
+                bindings::GFP_ATOMIC,
+                base_version,
+            )
+        });
+        let buf = match buf {
+            Ok(buf) => buf,
+            Err(e) => {
+                // SAFETY: `ah` is ours and unused.
+                unsafe { bindings::rdma_destroy_ah_user(ah, 0, core::ptr::null_mut()) };
+                return Err(e);
+            }
+        };
+        // SAFETY: `buf` is a fresh send buffer whose `mad` holds `mad.len()` bytes.
+        let ret = unsafe {
+            core::ptr::copy_nonoverlapping(mad.as_ptr(), (*buf).mad.cast::<u8>(), mad.len());
+            (*buf).ah = ah;
+            to_result(bindings::ib_post_send_mad(buf, core::ptr::null_mut()))
+        };
+        if ret.is_err() {
+            // SAFETY: The post failed, so the MAD layer does not hold `buf`; `ah` is ours.
+            unsafe { free_send(buf) };
+        }
+        ret
     }
 }
 

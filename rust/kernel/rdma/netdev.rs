@@ -46,8 +46,73 @@ pub trait VnicUlp: Send + Sync + 'static {
     /// The interface's MAC address changed (by `ip link set address`).
     fn mac_changed(&self, netdev: &VnicNetdevRef);
 
-    /// The interface's unicast or multicast address lists may have changed.
-    fn rx_mode_changed(&self, netdev: &VnicNetdevRef);
+    /// The interface's unicast or multicast address lists may have changed; `lists` reads
+    /// them.
+    fn rx_mode_changed(&self, netdev: &VnicNetdevRef, lists: &AddrLists<'_>);
+}
+
+/// The address lists of a netdev.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum AddrList {
+    /// The device's own addresses (`dev_addrs`).
+    Device,
+    /// The secondary unicast addresses (`uc`).
+    Unicast,
+    /// The multicast addresses (`mc`).
+    Multicast,
+}
+
+/// Read access to a netdev's address lists, while the locks that protect them are held.
+///
+/// # Invariants
+///
+/// `netdev` is valid for `'a`; the holder of `&AddrLists` holds the netdev's address lock
+/// (`netif_addr_lock_bh()`), which protects the unicast and multicast lists, and RTNL or the
+/// address lock, under which the device list does not change.
+pub struct AddrLists<'a> {
+    netdev: &'a VnicNetdevRef,
+}
+
+impl AddrLists<'_> {
+    fn list(&self, which: AddrList) -> *mut bindings::netdev_hw_addr_list {
+        let nd = self.netdev.as_raw();
+        // SAFETY: `nd` is valid (type invariant); only the field's address is taken.
+        unsafe {
+            match which {
+                AddrList::Device => core::ptr::addr_of_mut!((*nd).dev_addrs),
+                AddrList::Unicast => core::ptr::addr_of_mut!((*nd).uc),
+                AddrList::Multicast => core::ptr::addr_of_mut!((*nd).mc),
+            }
+        }
+    }
+
+    /// The number of addresses in a list.
+    pub fn count(&self, which: AddrList) -> usize {
+        // SAFETY: The list is valid and, by the type invariant, does not change meanwhile.
+        usize::try_from(unsafe { (*self.list(which)).count }).unwrap_or(0)
+    }
+
+    /// Calls `f` with each (Ethernet) address of a list, in list order.
+    pub fn for_each(&self, which: AddrList, f: &mut dyn FnMut([u8; 6])) {
+        let head = self.list(which);
+        // SAFETY: By the type invariant the list does not change while we walk it; its entries
+        // are `struct netdev_hw_addr`s linked through their first field, `list`.
+        unsafe {
+            let head = core::ptr::addr_of_mut!((*head).list);
+            let mut pos = (*head).next;
+            while !pos.is_null() && pos != head {
+                let ha = pos.cast::<bindings::netdev_hw_addr>();
+                let mut mac = [0u8; 6];
+                core::ptr::copy_nonoverlapping(
+                    core::ptr::addr_of!((*ha).addr).cast::<u8>(),
+                    mac.as_mut_ptr(),
+                    6,
+                );
+                f(mac);
+                pos = (*pos).next;
+            }
+        }
+    }
 }
 
 /// A VNIC netdev as the ULP's callbacks see it.
@@ -129,6 +194,24 @@ impl VnicNetdevRef {
     fn rdma_netdev(&self) -> *mut bindings::rdma_netdev {
         // SAFETY: The private area of an OPA VNIC netdev starts with `struct rdma_netdev`.
         unsafe { bindings::netdev_priv(self.as_raw()).cast::<bindings::rdma_netdev>() }
+    }
+
+    /// Calls `f` with the netdev's address lists, taking RTNL and the address lock for it.
+    /// Process context only.
+    pub fn with_addr_lists<R>(&self, f: impl FnOnce(&AddrLists<'_>) -> R) -> R {
+        // SAFETY: The netdev is valid; RTNL, then the address lock, as the stack takes them.
+        unsafe {
+            bindings::rtnl_lock();
+            bindings::netif_addr_lock_bh(self.as_raw());
+        }
+        // INVARIANT: Both locks are held until `f` returns.
+        let r = f(&AddrLists { netdev: self });
+        // SAFETY: Released in reverse order.
+        unsafe {
+            bindings::netif_addr_unlock_bh(self.as_raw());
+            bindings::rtnl_unlock();
+        }
+        r
     }
 
     /// Binds the netdev to a virtual Ethernet switch: received packets with this vesw id
@@ -393,9 +476,9 @@ impl<T: VnicUlp> VnicNetdev<T> {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
         // SAFETY: As above.
-        inner
-            .ulp
-            .rx_mode_changed(unsafe { VnicNetdevRef::from_raw(nd) });
+        let netdev = unsafe { VnicNetdevRef::from_raw(nd) };
+        // INVARIANT: The stack calls `ndo_set_rx_mode` with the address lock held.
+        inner.ulp.rx_mode_changed(netdev, &AddrLists { netdev });
     }
 
     unsafe extern "C" fn set_mac_address(

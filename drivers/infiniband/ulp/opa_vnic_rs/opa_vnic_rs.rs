@@ -6,6 +6,7 @@
 //! taken on. See `Documentation/infiniband/opa_vnic_rs.rst`.
 
 use kernel::rdma::{client, device::Device, mad::Agent};
+use kernel::sync::Arc;
 use kernel::{c_str, prelude::*};
 
 #[path = "wire/mod.rs"]
@@ -38,7 +39,16 @@ struct VnicDevice {
     /// The device's port numbers, first and last.
     ports: (u32, u32),
     /// The VEMA agents of its OPA ports.
-    agents: KVec<Agent<vema_port::VemaPort>>,
+    agents: KVec<Arc<Agent<vema_port::VemaPort>>>,
+}
+
+impl Drop for VnicDevice {
+    fn drop(&mut self) {
+        // The vports' netdevs go first, while their agents can still send.
+        for agent in self.agents.iter() {
+            agent.handler().shut_down();
+        }
+    }
 }
 
 impl client::Client for OpaVnicClient {
@@ -68,7 +78,11 @@ impl client::Client for OpaVnicClient {
                 continue;
             }
             match vema_port::register(device, port) {
-                Ok(agent) => agents.push(agent, GFP_KERNEL)?,
+                Ok(agent) => {
+                    let agent = Arc::new(agent, GFP_KERNEL)?;
+                    vema_port::VemaPort::start(&agent);
+                    agents.push(agent, GFP_KERNEL)?;
+                }
                 // The MAD layer refuses a second agent for the same class and methods: that
                 // is another VNIC driver (the C opa_vnic) owning the port.
                 Err(e) => pr_err!(

@@ -13,8 +13,12 @@
 use crate::encap::{encap_skb, TxInfo};
 use crate::vema_agent::{self, VportBackend, RESPONSE_LEN};
 use crate::wire::{
-    encap::{entropy_from_hash, flow_table, frame_dmac},
+    encap::{crc32_le, entropy_from_hash, flow_table, frame_dmac},
     mad::{INTEL_OUI, METHOD_GET, METHOD_SET, OPA_EMA_CLASS_VERSION, OPA_MGMT_CLASS_INTEL_EMA},
+    trap::{
+        VemaTrapMad, VeswPortTrap, TRAP_ETH_LINK_STATUS_CHANGE, TRAP_IFACE_MCAST_MAC_CHANGE,
+        TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
+    },
     vema_counters::{ErrorCounters, SummaryCounters},
     vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX, STATE_FORWARDING},
     vema_mac::{MacTable, MacTableEntry},
@@ -27,15 +31,28 @@ use kernel::{
     rdma::{
         device::Device,
         irqlock::IrqSpinLock,
-        mad::{Agent, AgentSpec, MadHandler, RecvMad},
-        netdev::{VnicNetdev, VnicNetdevRef, VnicUlp},
+        mad::{Agent, AgentSpec, Dest, MadHandler, RecvMad},
+        netdev::{AddrList, AddrLists, VnicNetdev, VnicNetdevRef, VnicUlp},
     },
     sync::{Arc, Mutex},
+    time::{ktime_ms_delta, Ktime},
 };
+
+/// At most this many traps of a vport follow its first one within [`TRAP_WINDOW_MS`]
+/// (`OPA_VNIC_TRAP_BURST_LIMIT`).
+const TRAP_BURST_LIMIT: u32 = 4;
+/// The rate limiting window of a vport's traps: 4.096 us * 2^18 (`OPA_VNIC_TRAP_TIMEOUT`).
+const TRAP_WINDOW_MS: i64 = 1073;
 
 /// What transmit reads per packet.
 struct TxState {
     tx: TxInfo,
+    /// Trap rate limiting: when the window opened, and the traps sent in it since.
+    trap_window: Option<Ktime>,
+    trap_count: u32,
+    /// Checksums of the unicast and multicast lists at the last `set_rx_mode`.
+    umac_hash: u32,
+    mmac_hash: u32,
     /// The MAC table: (index, entry), at most one entry per index.
     macs: KVec<(u16, MacTableEntry)>,
 }
@@ -74,15 +91,102 @@ impl VportShared {
 /// The driver's part of a vport's netdev.
 struct VportUlp {
     shared: Arc<VportShared>,
+    /// The port's agent, which sends the vport's traps.
+    agent: Arc<Agent<VemaPort>>,
+    num: u8,
+    /// The P_Key index traps go with: the full default P_Key's, else the limited one's, else
+    /// 1, as the C driver picks it (found once: traps may be sent in atomic context).
+    pkey_index: u16,
+}
+
+/// The checksum `opa_vnic_mac_send_event()` keeps of an address list
+/// ([`crate::wire::encap::iface_mac_list_crc`], computed as the list is walked).
+fn list_crc(lists: &AddrLists<'_>, which: AddrList) -> u32 {
+    let mut crc = 0u32;
+    let mut n = 0u32;
+    lists.for_each(which, &mut |mac| {
+        crc = crc32_le(crc, &mac);
+        n = n.wrapping_add(1);
+    });
+    !crc32_le(crc, &n.wrapping_mul(6).to_le_bytes())
+}
+
+impl VportUlp {
+    /// Tells the EM about `opcode` with a trap to the trap LID it set in ClassPortInfo, as
+    /// `opa_vnic_vema_report_event()` does (rate limited the same way). Traps are not
+    /// guaranteed: a failure is logged, nothing more.
+    fn report(&self, opcode: u8) {
+        let info = {
+            let mut tx = self.shared.tx.lock();
+            let now = Ktime::ktime_get();
+            match tx.trap_window {
+                Some(start) if ktime_ms_delta(now, start) < TRAP_WINDOW_MS => {
+                    if tx.trap_count >= TRAP_BURST_LIMIT {
+                        pr_warn!("vport {}: trap rate exceeded\n", self.num);
+                        return;
+                    }
+                    tx.trap_count += 1;
+                }
+                _ => {
+                    tx.trap_window = Some(now);
+                    tx.trap_count = 0;
+                }
+            }
+            tx.tx.info
+        };
+        let port = self.agent.port();
+        let (dlid, sl, tid) = {
+            let mut sink = self.agent.handler().trap_sink.lock();
+            if sink.lid == 0 {
+                // The EM has not said where traps go (the C driver logs "Invalid dlid").
+                return;
+            }
+            sink.tid = sink.tid.wrapping_add(1);
+            (sink.lid, sink.sl, sink.tid)
+        };
+        let trap = VeswPortTrap {
+            fabric_id: info.vesw.fabric_id,
+            veswid: info.vesw.vesw_id,
+            veswportnum: info.vport.port_num,
+            opaportnum: port as u16,
+            veswportindex: self.num,
+            opcode,
+            reserved: 0,
+        };
+        let mut mad = [0u8; TRAP_MAD_LEN];
+        if VemaTrapMad::new(tid, info.vport.encap_slid, &trap)
+            .encode_mad(&mut mad)
+            .is_err()
+        {
+            return;
+        }
+        let dest = Dest {
+            dlid,
+            sl,
+            pkey_index: self.pkey_index,
+            remote_qpn: 1,
+        };
+        if let Err(e) = self.agent.send(&dest, &mad) {
+            pr_err!(
+                "vport {}: trap {} to LID {:#x} not sent: {:?}\n",
+                self.num,
+                opcode,
+                dlid,
+                e
+            );
+        }
+    }
 }
 
 impl VnicUlp for VportUlp {
     fn opened(&self, netdev: &VnicNetdevRef) {
         self.shared.update_state(netdev, true);
+        self.report(TRAP_ETH_LINK_STATUS_CHANGE);
     }
 
     fn stopped(&self, netdev: &VnicNetdevRef) {
         self.shared.update_state(netdev, false);
+        self.report(TRAP_ETH_LINK_STATUS_CHANGE);
     }
 
     fn encap(&self, skb: &mut SkBuff) -> Result {
@@ -107,12 +211,36 @@ impl VnicUlp for VportUlp {
     }
 
     fn mac_changed(&self, _netdev: &VnicNetdevRef) {
-        let mut tx = self.shared.tx.lock();
-        let count = &mut tx.tx.info.vport.uc_macs_gen_count;
-        *count = count.wrapping_add(1);
+        {
+            let mut tx = self.shared.tx.lock();
+            let count = &mut tx.tx.info.vport.uc_macs_gen_count;
+            *count = count.wrapping_add(1);
+        }
+        self.report(TRAP_IFACE_UCAST_MAC_CHANGE);
     }
 
-    fn rx_mode_changed(&self, _netdev: &VnicNetdevRef) {}
+    /// `opa_vnic_set_rx_mode()`: each list's generation count goes up, and a list whose
+    /// checksum changed is reported.
+    fn rx_mode_changed(&self, _netdev: &VnicNetdevRef, lists: &AddrLists<'_>) {
+        let uc = list_crc(lists, AddrList::Unicast);
+        let mc = list_crc(lists, AddrList::Multicast);
+        let (uc_changed, mc_changed) = {
+            let mut tx = self.shared.tx.lock();
+            let vport = &mut tx.tx.info.vport;
+            vport.uc_macs_gen_count = vport.uc_macs_gen_count.wrapping_add(1);
+            vport.mc_macs_gen_count = vport.mc_macs_gen_count.wrapping_add(1);
+            let changed = (uc != tx.umac_hash, mc != tx.mmac_hash);
+            tx.umac_hash = uc;
+            tx.mmac_hash = mc;
+            changed
+        };
+        if uc_changed {
+            self.report(TRAP_IFACE_UCAST_MAC_CHANGE);
+        }
+        if mc_changed {
+            self.report(TRAP_IFACE_MCAST_MAC_CHANGE);
+        }
+    }
 }
 
 /// A virtual Ethernet switch port and its netdev.
@@ -147,6 +275,9 @@ impl PortState {
 struct Backend<'a> {
     state: &'a mut PortState,
     device: &'a Device,
+    trap_sink: &'a IrqSpinLock<TrapSink>,
+    /// The port's own agent, for the netdevs' traps; `None` once the port shuts down.
+    agent: Option<&'a Arc<Agent<VemaPort>>>,
 }
 
 impl Backend<'_> {
@@ -158,16 +289,30 @@ impl Backend<'_> {
                         info: VeswPortInfo::adapter_pod(),
                         flow_tbl: flow_table(0),
                     },
+                    trap_window: None,
+                    trap_count: 0,
+                    umac_hash: 0,
+                    mmac_hash: 0,
                     macs: KVec::new(),
                 }),
             }),
             GFP_KERNEL,
         )?;
+        let agent = self.agent.ok_or(ENODEV)?.clone();
+        let port = self.state.port;
+        let pkey_index = self
+            .device
+            .find_pkey(port, 0xffff)
+            .or_else(|| self.device.find_pkey(port, 0x7fff))
+            .unwrap_or(1);
         let netdev = VnicNetdev::new(
             self.device,
             self.state.port,
             VportUlp {
                 shared: shared.clone(),
+                agent,
+                num,
+                pkey_index,
             },
         )?;
         pr_info!(
@@ -193,6 +338,9 @@ impl VportBackend for Backend<'_> {
 
     fn set_class_port_info(&mut self, info: &ClassPortInfo) {
         self.state.class_port_info = *info;
+        let mut sink = self.trap_sink.lock();
+        sink.lid = info.trap_lid;
+        sink.sl = info.trap_sl();
     }
 
     fn has_vport(&self, vport: u8) -> bool {
@@ -304,17 +452,30 @@ impl VportBackend for Backend<'_> {
         }
     }
 
-    fn for_each_iface_mac(&self, vport: u8, mcast: bool, _f: &mut dyn FnMut([u8; 6])) -> u16 {
-        // The interface's address lists are not read yet: reported empty, with the
-        // generation counts the driver keeps.
-        self.state.vport(vport).map_or(0, |v| {
-            let tx = v.shared.tx.lock();
+    /// `opa_vnic_query_ucast_macs()`: the device's addresses but the EM's base MAC, then the
+    /// secondary unicast ones; `opa_vnic_query_mcast_macs()`: the multicast list.
+    fn for_each_iface_mac(&self, vport: u8, mcast: bool, f: &mut dyn FnMut([u8; 6])) -> u16 {
+        let Some(v) = self.state.vport(vport) else {
+            return 0;
+        };
+        let info = v.shared.tx.lock().tx.info;
+        v.netdev.netdev().with_addr_lists(|lists| {
             if mcast {
-                tx.tx.info.vport.mc_macs_gen_count
+                lists.for_each(AddrList::Multicast, f);
             } else {
-                tx.tx.info.vport.uc_macs_gen_count
+                lists.for_each(AddrList::Device, &mut |mac| {
+                    if mac != info.vport.base_mac_addr {
+                        f(mac);
+                    }
+                });
+                lists.for_each(AddrList::Unicast, f);
             }
-        })
+        });
+        if mcast {
+            info.vport.mc_macs_gen_count
+        } else {
+            info.vport.uc_macs_gen_count
+        }
     }
 
     fn summary_counters(&self, vport: u8) -> SummaryCounters {
@@ -343,6 +504,17 @@ impl VportBackend for Backend<'_> {
 struct Locked {
     state: PortState,
     rsp: KBox<[u8; RESPONSE_LEN]>,
+    /// The agent itself, for the netdevs it creates to send traps through. This reference
+    /// cycle (agent, handler, agent) is broken by [`VemaPort::shut_down`].
+    agent: Option<Arc<Agent<VemaPort>>>,
+}
+
+/// Where traps go: what the EM set in ClassPortInfo, kept apart from the port's mutex so
+/// that the netdev callbacks (under RTNL) can read it.
+struct TrapSink {
+    lid: u32,
+    sl: u8,
+    tid: u64,
 }
 
 /// The MAD handler of a port's VEMA agent.
@@ -351,15 +523,41 @@ pub(crate) struct VemaPort {
     port: u32,
     #[pin]
     locked: Mutex<Locked>,
+    #[pin]
+    trap_sink: IrqSpinLock<TrapSink>,
+}
+
+impl VemaPort {
+    /// Hands the port its own agent, once registered: vports created from then on can send
+    /// traps.
+    pub(crate) fn start(agent: &Arc<Agent<VemaPort>>) {
+        agent.handler().locked.lock().agent = Some(agent.clone());
+    }
+
+    /// Removes the vports (their netdevs unregister, so no callback can send a trap any
+    /// more) and drops the agent's reference to itself, before the agent is unregistered.
+    pub(crate) fn shut_down(&self) {
+        let (vports, agent) = {
+            let mut locked = self.locked.lock();
+            (
+                core::mem::replace(&mut locked.state.vports, KVec::new()),
+                locked.agent.take(),
+            )
+        };
+        drop(vports);
+        drop(agent);
+    }
 }
 
 impl MadHandler for VemaPort {
     fn recv(&self, mad: &RecvMad<'_>) {
         let mut guard = self.locked.lock();
-        let Locked { state, rsp } = &mut *guard;
+        let Locked { state, rsp, agent } = &mut *guard;
         let mut backend = Backend {
             state,
             device: mad.device(),
+            trap_sink: &self.trap_sink,
+            agent: agent.as_ref(),
         };
         match vema_agent::process(&mut backend, mad.bytes(), &mut rsp[..]) {
             Ok(len) => {
@@ -407,6 +605,12 @@ pub(crate) fn register(device: &Device, port: u32) -> Result<Agent<VemaPort>> {
                     vports: KVec::new(),
                 },
                 rsp,
+                agent: None,
+            }),
+            trap_sink <- new_irq_spinlock!(TrapSink {
+                lid: 0,
+                sl: 0,
+                tid: 0,
             }),
         }),
     )

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: GPL-2.0
+# Traps to the EM, from the C opa_vnic (the oracle) and then opa_vnic_rs:
+# vnic-em applies a fabric (which points the agents' trap LID at the EM,
+# LID 1) and listens; on LID 2 the vport's interface comes up (link status
+# trap, and multicast list traps as the stack joins groups), gets a new
+# MAC with ip link (unicast MAC trap) and goes down (link status trap).
+# Both drivers must send the same set of traps, with the right issuer,
+# vesw, port numbers and opcodes.
+. /opa/guest-lib.sh
+
+cat >/tmp/fabric.toml <<'TOML'
+[em]
+fabric_id = 1
+
+[[vesw]]
+id = 1
+name = "test"
+pkey = 0x8001
+unknown_mcast_dlid = 0xf00001
+
+[[vport]]
+lid = 1
+vport = 0
+vesw = 1
+port_num = 1
+mac = "02:00:00:00:01:00"
+
+[[vport]]
+lid = 2
+vport = 0
+vesw = 1
+port_num = 2
+mac = "02:00:00:00:02:00"
+TOML
+
+netdev() { ip -o link | grep -i "link/ether $1" | awk -F': ' '{print $2}' | cut -d@ -f1; }
+
+run_with() {
+	drv=$1
+	echo "=== $drv"
+	must modprobe opasim
+	must modprobe ib_umad
+	must modprobe "$drv"
+	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
+	b=$(netdev 02:00:00:00:02:00)
+	[ -n "$b" ] || fail "$drv: no netdev for LID 2"
+	/opa/vnic-em -d umad0 traps --timeout 8 --json >"/tmp/$drv.traps" 2>&1 &
+	listener=$!
+	sleep 1
+	# Each step waits out the drivers' trap rate window (about a second).
+	must ip link set "$b" up
+	sleep 2
+	must ip link set "$b" address 02:00:00:00:02:99
+	sleep 2
+	must ip link set "$b" down
+	wait $listener
+	echo "listener exited $?"
+	cat "/tmp/$drv.traps"
+	# What must be the same for both drivers: every field but the TID.
+	sed 's/, *"tid": *[0-9]*//; s/"tid": *[0-9]*, *//' "/tmp/$drv.traps" | sort -u >"/tmp/$drv.set"
+	grep -q '"opcode": *3' "/tmp/$drv.set" || fail "$drv: no link status trap"
+	grep -q '"opcode": *1' "/tmp/$drv.set" || fail "$drv: no unicast MAC trap"
+	grep -q '"src_lid": *2,"issuer_lid": *2' "/tmp/$drv.set" || fail "$drv: traps do not come from LID 2"
+	must rmmod "$drv"
+	must rmmod ib_umad
+	must rmmod opasim
+}
+
+run_with opa_vnic
+run_with opa_vnic_rs
+
+echo "== the traps: C, then Rust"
+cat /tmp/opa_vnic.set
+cat /tmp/opa_vnic_rs.set
+cmp -s /tmp/opa_vnic.set /tmp/opa_vnic_rs.set || fail "opa_vnic_rs sends other traps than opa_vnic"
+check_dmesg_clean
+echo "vnic-traps: ok"
