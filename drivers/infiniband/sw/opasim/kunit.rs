@@ -8,8 +8,10 @@ use crate::{
     pkey,
     port::{Counters, Port, PortConfig},
     ud::{self, Packet, Refusal},
+    vnic,
+    wire::hdr16b::{self, Encap},
 };
-use kernel::{kunit_expect, kunit_expect_eq};
+use kernel::{kunit_expect, kunit_expect_eq, prelude::*};
 
 fn pkey_full_and_limited() {
     // Full to full, full to limited, limited to full: accepted.
@@ -150,4 +152,91 @@ kernel::kunit_suite!(
         switch_detach,
         receive_pkey_rule
     ]
+);
+
+/// A 16B packet for a frame of `eth_len` bytes, as the VNIC client builds it (header and
+/// frame, no pad or tail).
+fn client_packet(eth_len: usize) -> Option<KVec<u8>> {
+    let enc = Encap {
+        slid: 1,
+        dlid: 2,
+        sc: 0,
+        rc: 0,
+        pkey: 0x8001,
+        entropy: 0x11,
+        vesw_id: 3,
+    };
+    let hdr = enc.header(eth_len).ok()?;
+    let mut pkt = KVec::new();
+    pkt.extend_from_slice(&hdr.to_bytes().ok()?, GFP_KERNEL)
+        .ok()?;
+    for i in 0..eth_len {
+        pkt.push(i as u8, GFP_KERNEL).ok()?;
+    }
+    Some(pkt)
+}
+
+fn vnic_wire_tail() {
+    // Every pad count: frames of 60 to 67 bytes.
+    for eth_len in 60..68 {
+        let Some(pkt) = client_packet(eth_len) else {
+            kunit_expect!(false);
+            return;
+        };
+        let Ok((hdr, wire)) = vnic::wire_packet(&pkt) else {
+            kunit_expect!(false);
+            return;
+        };
+        kunit_expect_eq!(wire.len(), usize::from(hdr.len_qw) * 8);
+        kunit_expect_eq!(wire.len() % 8, 0);
+        kunit_expect_eq!(wire[..pkt.len()], pkt[..]);
+        // The receive side takes it apart into the same frame.
+        match hdr16b::decap(&wire) {
+            Ok(d) => {
+                kunit_expect_eq!(d.eth, &pkt[hdr16b::HDR_LEN..]);
+                kunit_expect_eq!(d.icrc, 0);
+                kunit_expect_eq!(
+                    usize::from(d.pad),
+                    wire.len() - pkt.len() - hdr16b::ICRC_TAIL_LEN
+                );
+                kunit_expect_eq!(d.hdr.vesw_id(), 3);
+            }
+            Err(_) => kunit_expect!(false),
+        }
+    }
+}
+
+fn vnic_wire_bad_length() {
+    let Some(mut pkt) = client_packet(60) else {
+        kunit_expect!(false);
+        return;
+    };
+    // A frame longer than the header says: no room for the tail.
+    let _ = pkt.extend_from_slice(&[0; 16], GFP_KERNEL);
+    kunit_expect!(vnic::wire_packet(&pkt).is_err());
+    // No header at all.
+    kunit_expect!(vnic::wire_packet(&[0u8; 8]).is_err());
+}
+
+fn vnic_size_histogram() {
+    let g = vnic::GrpCounters::default();
+    let mut frame = [0u8; 14];
+    // Unicast, untagged: the thresholds of hfi1 (lengths without FCS).
+    for len in [60, 61, 123, 124, 251, 252, 507, 508, 1019, 1020, 1514, 1515] {
+        g.count(&frame, len, true);
+    }
+    kunit_expect_eq!(g.sizes(), [1, 2, 2, 2, 2, 2, 1]);
+    kunit_expect_eq!(g.kinds(), [12, 0, 12, 0]);
+    // Broadcast and VLAN-tagged frames; a bad frame counts its size only.
+    frame[0] = 0xff;
+    frame[12] = 0x81;
+    g.count(&frame, 64, true);
+    g.count(&frame, 64, false);
+    kunit_expect_eq!(g.kinds(), [12, 1, 12, 1]);
+    kunit_expect_eq!(g.sizes()[1], 4);
+}
+
+kernel::kunit_suite!(
+    opasim_vnic,
+    [vnic_wire_tail, vnic_wire_bad_length, vnic_size_histogram]
 );

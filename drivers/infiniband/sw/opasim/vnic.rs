@@ -43,8 +43,29 @@ pub(crate) struct GrpCounters {
 }
 
 impl GrpCounters {
+    /// The size buckets, smallest first (for tests).
+    #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
+    pub(crate) fn sizes(&self) -> [u64; 7] {
+        [
+            &self.s_64,
+            &self.s_65_127,
+            &self.s_128_255,
+            &self.s_256_511,
+            &self.s_512_1023,
+            &self.s_1024_1518,
+            &self.s_1519_max,
+        ]
+        .map(Counters::get)
+    }
+
+    /// The kind counters: unicast, multicast or broadcast, untagged, VLAN (for tests).
+    #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
+    pub(crate) fn kinds(&self) -> [u64; 4] {
+        [&self.unicast, &self.mcastbcast, &self.untagged, &self.vlan].map(Counters::get)
+    }
+
     /// Counts a frame of `len` bytes (without FCS); the kind counters for good frames only.
-    fn count(&self, eth: &[u8], len: usize, good: bool) {
+    pub(crate) fn count(&self, eth: &[u8], len: usize, good: bool) {
         // hfi1's thresholds, which account for the 4-byte FCS.
         let size = match len {
             1515.. => &self.s_1519_max,
@@ -211,9 +232,11 @@ fn count_tx(s: &VnicCounters, skb: &SkBuff, good: bool) {
     s.tx_grp.count(skb.data(), skb.len() as usize, good);
 }
 
-/// Sends the 16B packet `pkt` (header and frame) from the port of `v`: appends pad, ICRC and
-/// tail, and hands it to the switch.
-fn send(v: &HfiVnic, pkt: &[u8]) -> Result {
+/// What the HFI puts on the wire for the 16B packet `pkt` (header and frame, as the client
+/// built it): the packet, the pad up to the length of the header's length field, a zero
+/// ICRC and the tail byte with the pad count. `EINVAL` if the header is bad or its length
+/// does not fit the packet.
+pub(crate) fn wire_packet(pkt: &[u8]) -> Result<(Hdr16b, KVec<u8>)> {
     let hdr = Hdr16b::decode(pkt).map_err(|_| EINVAL)?;
     let total = usize::from(hdr.len_qw) * 8;
     let pad = total
@@ -224,6 +247,13 @@ fn send(v: &HfiVnic, pkt: &[u8]) -> Result {
     wire.extend_from_slice(pkt, GFP_ATOMIC)?;
     wire.extend_from_slice(&[0u8; 12][..pad + hdr16b::ICRC_TAIL_LEN], GFP_ATOMIC)?;
     hdr16b::write_tail(&mut wire[pkt.len()..], pad as u8).map_err(|_| EINVAL)?;
+    Ok((hdr, wire))
+}
+
+/// Sends the 16B packet `pkt` (header and frame) from the port of `v`: appends pad, ICRC and
+/// tail, and hands it to the switch.
+fn send(v: &HfiVnic, pkt: &[u8]) -> Result {
+    let (hdr, wire) = wire_packet(pkt)?;
     let port = &v.port;
     if port.active_lid().is_none() {
         return Err(EINVAL);
