@@ -17,6 +17,7 @@ pub mod device;
 pub mod irqlock;
 pub mod mad;
 pub mod netdev;
+pub mod param;
 pub mod provider;
 pub mod verbs;
 pub mod vnic;

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Read-only module parameters for Rust modules (6.12's `module!` has none).
+//!
+//! C header: [`include/linux/moduleparam.h`](srctree/include/linux/moduleparam.h)
+//!
+//! [`module_param_uint!`](crate::module_param_uint!) and
+//! [`module_param_charp!`](crate::module_param_charp!) declare a parameter the way C's
+//! `module_param()` does: a `struct kernel_param` in the module's `__param` section, which the
+//! module loader fills from the command line (`modprobe opasim devices=3`) before the module's
+//! `init` runs. (No `parm=` description in `.modinfo`: the separate `.modinfo` sections rustc
+//! emits for it would hide the module's license from modpost.) The parameters are shown
+//! read-only in `/sys/module/<module>/parameters/`; since nothing writes them after loading,
+//! reading them needs no lock.
+//!
+//! Nothing here is RDMA specific; it lives in `rdma` because the software RDMA devices are its
+//! first users.
+
+use crate::{bindings, str::CStr};
+use core::cell::UnsafeCell;
+
+/// The value of an unsigned integer parameter (`param_ops_uint`).
+///
+/// # Invariants
+///
+/// Only the module loader writes the value, while the module is being loaded, before any
+/// Rust code of the module runs.
+#[repr(transparent)]
+pub struct UintParam(UnsafeCell<u32>);
+
+// SAFETY: The value is written only before the module's code runs (type invariant).
+unsafe impl Sync for UintParam {}
+
+impl UintParam {
+    /// A parameter whose default is `v`.
+    pub const fn new(v: u32) -> Self {
+        Self(UnsafeCell::new(v))
+    }
+
+    /// The value.
+    pub fn get(&self) -> u32 {
+        // SAFETY: Nothing writes the value once the module's code runs (type invariant).
+        unsafe { *self.0.get() }
+    }
+
+    /// The address the loader writes, for the `struct kernel_param`.
+    pub const fn as_arg(&'static self) -> *mut core::ffi::c_void {
+        self.0.get().cast()
+    }
+}
+
+/// The value of a string parameter (`param_ops_charp`).
+///
+/// # Invariants
+///
+/// The pointer is a static default string or a NUL-terminated string the loader set (and
+/// frees when the module goes); only the loader writes it, before the module's code runs.
+#[repr(transparent)]
+pub struct CharpParam(UnsafeCell<*mut crate::ffi::c_char>);
+
+// SAFETY: The value is written only before the module's code runs (type invariant).
+unsafe impl Sync for CharpParam {}
+
+impl CharpParam {
+    /// A parameter whose default is `s`.
+    pub const fn new(s: &'static CStr) -> Self {
+        Self(UnsafeCell::new(s.as_char_ptr().cast_mut()))
+    }
+
+    /// The value.
+    pub fn get(&self) -> &CStr {
+        // SAFETY: Nothing writes the pointer once the module's code runs, and it points to a
+        // NUL-terminated string that lives as long as the module (type invariant).
+        unsafe { CStr::from_char_ptr(*self.0.get()) }
+    }
+
+    /// The address the loader writes, for the `struct kernel_param`.
+    pub const fn as_arg(&'static self) -> *mut core::ffi::c_void {
+        self.0.get().cast()
+    }
+}
+
+/// A `struct kernel_param`, for the `__param` section; made by the macros only.
+#[repr(transparent)]
+pub struct ParamEntry(bindings::kernel_param);
+
+// SAFETY: The entry is read by the module loader and the parameters' sysfs code, which do
+// their own locking; Rust code never touches it.
+unsafe impl Sync for ParamEntry {}
+
+impl ParamEntry {
+    /// The entry of the parameter `name` of `module`, with the operations `ops` and the value
+    /// at `arg`, shown read-only (0444) in sysfs.
+    ///
+    /// # Safety
+    ///
+    /// `module` must be the module's `THIS_MODULE`; `ops` must be the operations of the type
+    /// of the value at `arg`, which must be a static.
+    #[doc(hidden)]
+    pub const unsafe fn new(
+        name: &'static CStr,
+        module: *mut bindings::module,
+        ops: *const bindings::kernel_param_ops,
+        arg: *mut core::ffi::c_void,
+    ) -> Self {
+        Self(bindings::kernel_param {
+            name: name.as_char_ptr(),
+            mod_: module,
+            ops,
+            perm: 0o444,
+            level: -1,
+            flags: 0,
+            __bindgen_anon_1: bindings::kernel_param__bindgen_ty_1 { arg },
+        })
+    }
+}
+
+/// Declares a read-only `u32` module parameter: `module_param_uint!(name, default, "help")`
+/// makes a static `name` ([`UintParam`]) and the parameter `name` (the help text documents
+/// the parameter in the source only).
+#[macro_export]
+macro_rules! module_param_uint {
+    ($name:ident, $default:expr, $desc:literal) => {
+        #[allow(non_upper_case_globals)]
+        static $name: $crate::rdma::param::UintParam =
+            $crate::rdma::param::UintParam::new($default);
+        $crate::__module_param_entry!($name, param_ops_uint);
+    };
+}
+
+/// Declares a read-only string module parameter: `module_param_charp!(name, c_str!("default"),
+/// "help")` makes a static `name` ([`CharpParam`]) and the parameter `name`.
+#[macro_export]
+macro_rules! module_param_charp {
+    ($name:ident, $default:expr, $desc:literal) => {
+        #[allow(non_upper_case_globals)]
+        static $name: $crate::rdma::param::CharpParam =
+            $crate::rdma::param::CharpParam::new($default);
+        $crate::__module_param_entry!($name, param_ops_charp);
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __module_param_entry {
+    ($name:ident, $ops:ident) => {
+        const _: () = {
+            #[link_section = "__param"]
+            #[used]
+            static ENTRY: $crate::rdma::param::ParamEntry = {
+                let name = $crate::c_str!(::core::stringify!($name));
+                // SAFETY: `THIS_MODULE` is the module's, the operations match the static
+                // value, which `$name` is.
+                unsafe {
+                    $crate::rdma::param::ParamEntry::new(
+                        name,
+                        THIS_MODULE.as_ptr(),
+                        &raw const $crate::bindings::$ops,
+                        $name.as_arg(),
+                    )
+                }
+            };
+        };
+    };
+}
