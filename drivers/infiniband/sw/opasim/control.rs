@@ -13,7 +13,7 @@
 
 use crate::{
     port::{Port, PKEY_TABLE_LEN},
-    sim::{Change, Sim},
+    sim::{self, Change, Sim},
 };
 use core::fmt::Write;
 use kernel::{
@@ -33,14 +33,15 @@ pub(crate) fn parse_num(s: &[u8]) -> Option<u32> {
     }
 }
 
-/// Splits a write into its words.
+/// Splits a write into its words (separated by white space or commas).
 fn words(input: &[u8]) -> impl Iterator<Item = &[u8]> {
     input
-        .split(|b| b.is_ascii_whitespace())
+        .split(|b| b.is_ascii_whitespace() || *b == b',')
         .filter(|w| !w.is_empty())
 }
 
-/// Parses a P_Key table: 1 to 16 P_Keys whose key part is not 0.
+/// Parses a P_Key table: 1 to 16 P_Keys whose key part is not 0, separated by spaces or
+/// commas.
 pub(crate) fn parse_pkeys(input: &[u8]) -> Result<[u16; PKEY_TABLE_LEN]> {
     let mut t = [0u16; PKEY_TABLE_LEN];
     let mut n = 0;
@@ -204,7 +205,8 @@ impl FileOps for DevicesFile {
                     lids.push(parse_num(w).ok_or(EINVAL)?, GFP_KERNEL)?;
                 }
                 let mut name = KVec::new();
-                self.sim.add_device(nports, &lids, &mut name)
+                self.sim
+                    .add_device(nports, &lids, &sim::DEFAULT_PKEYS, &mut name)
             }
             Some(b"del") => {
                 let name = ws.next().ok_or(EINVAL)?;

@@ -42,11 +42,20 @@ module! {
     license: "GPL",
 }
 
-/// The devices made at load time.
-const DEFAULT_DEVICES: u32 = 2;
+kernel::module_param_uint!(
+    devices,
+    2,
+    "Devices made at load time, LIDs from 1 (0 to 16)"
+);
+kernel::module_param_uint!(ports, 1, "Ports of each device made at load time (1 to 8)");
+kernel::module_param_charp!(
+    pkeys,
+    c_str!("0xffff,0x8001"),
+    "P_Key table of the ports made at load time (up to 16, comma-separated)"
+);
 
-/// The ports of each device made at load time.
-const DEFAULT_PORTS: u32 = 1;
+/// The most devices made at load time.
+const MAX_LOAD_DEVICES: u32 = 16;
 
 struct OpasimModule {
     capture_file: Option<File<CaptureFile>>,
@@ -62,9 +71,21 @@ impl kernel::Module for OpasimModule {
             devices_file: None,
             sim,
         };
-        for _ in 0..DEFAULT_DEVICES {
+        let (ndev, nports) = (devices.get(), ports.get());
+        let table = control::parse_pkeys(pkeys.get().as_bytes()).inspect_err(|_| {
+            pr_err!("pkeys: 1 to 16 P_Keys up to 0xffff, key part not 0, comma-separated\n")
+        })?;
+        if ndev > MAX_LOAD_DEVICES || nports == 0 || nports > sim::MAX_DEVICE_PORTS {
+            pr_err!(
+                "devices is 0 to {}, ports 1 to {}\n",
+                MAX_LOAD_DEVICES,
+                sim::MAX_DEVICE_PORTS
+            );
+            return Err(EINVAL);
+        }
+        for _ in 0..ndev {
             let mut name = KVec::new();
-            this.sim.add_device(DEFAULT_PORTS, &[], &mut name)?;
+            this.sim.add_device(nports, &[], &table, &mut name)?;
         }
         this.devices_file = Some(DevicesFile::create(&this.sim)?);
         this.capture_file = Some(CaptureFile::create(&this.sim)?);

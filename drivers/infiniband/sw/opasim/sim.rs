@@ -25,8 +25,14 @@ pub(crate) const MAX_DEVICE_PORTS: u32 = 8;
 /// The largest unicast LID the simulation hands out or accepts.
 pub(crate) const MAX_LID: u32 = 0xbfff;
 
-/// The P_Key table of new ports: the default partition and the full member of partition 1.
-pub(crate) const DEFAULT_PKEYS: [u16; 2] = [0xffff, 0x8001];
+/// The P_Key table of ports added at run time: the default partition and the full member of
+/// partition 1.
+pub(crate) const DEFAULT_PKEYS: [u16; PKEY_TABLE_LEN] = {
+    let mut t = [0; PKEY_TABLE_LEN];
+    t[0] = 0xffff;
+    t[1] = 0x8001;
+    t
+};
 
 /// The GUID of device `index`; its port `n` has the GUID plus `n`.
 pub(crate) fn device_guid(index: u32) -> u64 {
@@ -117,11 +123,12 @@ impl Sim {
     }
 
     /// Adds a device of `nports` ports with the LIDs `lids` (free ones picked for missing
-    /// entries) and the default P_Keys; returns its name.
+    /// entries) and the P_Key table `pkeys`; writes its name to `out`.
     pub(crate) fn add_device(
         self: &Arc<Self>,
         nports: u32,
         lids: &[u32],
+        pkeys: &[u16; PKEY_TABLE_LEN],
         out: &mut KVec<u8>,
     ) -> Result {
         if nports == 0 || nports > MAX_DEVICE_PORTS || lids.len() > nports as usize {
@@ -151,7 +158,7 @@ impl Sim {
                     })
                     .ok_or(ENOSPC)?,
             };
-            configs.push(PortConfig::new(lid, &DEFAULT_PKEYS), GFP_KERNEL)?;
+            configs.push(PortConfig::new(lid, pkeys), GFP_KERNEL)?;
         }
         let index = st.next_index;
         let dev = self.new_device(index, &configs)?;

@@ -52,7 +52,25 @@ must modprobe opasim
 [ -c /dev/infiniband/umad0 ] || fail "umad0 did not come back"
 must rmmod opa_vnic
 must rmmod ib_umad
+for p in devices ports pkeys; do
+	echo "parameter $p: $(cat /sys/module/opasim/parameters/$p)"
+done
+[ "$(cat /sys/module/opasim/parameters/devices)" = 2 ] || fail "the devices parameter is not 2"
 must rmmod opasim
+
+echo "== module parameters: 3 devices of 2 ports, other P_Keys"
+must modprobe opasim devices=3 ports=2 pkeys=0xffff,0x8002,0x0003
+rdma link show
+[ "$(rdma link show | grep -c 'state ACTIVE')" = 6 ] || fail "expected 6 ACTIVE ports"
+[ "$(cat /sys/class/infiniband/opasim2/ports/2/lid)" = 0x6 ] || fail "opasim2/2 does not have LID 6"
+[ "$(cat /sys/kernel/debug/opasim/opasim1/port2/pkeys)" = "0xffff 0x8002 0x0003" ] ||
+	fail "the P_Keys are not those of the parameter"
+must rmmod opasim
+for bad in devices=17 ports=0 ports=9 pkeys=0x8000 pkeys=; do
+	modprobe opasim $bad 2>/dev/null && fail "opasim loaded with $bad"
+	grep -q '^opasim ' /proc/modules && fail "opasim is loaded after $bad"
+	echo "refused: $bad"
+done
 dmesg_new | grep opasim
 check_dmesg_clean
 echo "opasim-probe: ok"
