@@ -168,7 +168,8 @@ pub trait Provider: Sized + 'static {
 
     /// Called once the QP is complete, before it is handed to its creator: the place to
     /// publish it (keep an [`ARef`](crate::types::ARef) to it) for receives. An error
-    /// destroys the QP again.
+    /// destroys the QP again, without calling [`Provider::destroy_qp`]: a failing `qp_ready`
+    /// must not keep a reference (the destruction would wait for it forever).
     fn qp_ready(_qp: &Qp<Self>) -> Result {
         Ok(())
     }

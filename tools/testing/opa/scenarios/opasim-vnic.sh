@@ -93,7 +93,10 @@ echo "opasim1 rcv_bad_pkey: $bad -> $got"
 echo "0xffff 0x8001" >/sys/kernel/debug/opasim/opasim1/port1/pkeys || fail "cannot restore the P_Keys"
 must ip netns exec na ping -c 1 -W 2 10.11.0.2
 
-echo "== teardown with the netdevs up"
+echo "== teardown with the netdevs up: one device removed at run time, then the module"
+must sh -c "echo 'del opasim1' >/sys/kernel/debug/opasim/devices"
+ip -n nb link show | grep -q "$b" && fail "$b survived the removal of its device"
+ip -n na link show "$a" >/dev/null || fail "$a went with the other device"
 must rmmod opasim
 ip -n na link show | grep -q "$a" && fail "$a survived the removal of its device"
 must rmmod opa_vnic
