@@ -5,7 +5,8 @@
 # each in its own network namespace, ping each other and move a bulk TCP
 # transfer (iperf3); the 16B headers of the IPv4 frames on the wire must
 # be the same for both drivers (entropy aside: it comes from the flow
-# hash), and the device must be removable under both with the netdevs up.
+# hash), what the EM reads back after applying the config must be the
+# same, and the device must be removable under both with the netdevs up.
 . /opa/guest-lib.sh
 
 for b in vnic-em opasim-capture; do [ -x /opa/$b ] || fail "/opa/$b is missing"; done
@@ -51,6 +52,13 @@ run_with() {
 	must modprobe ib_umad
 	must modprobe "$drv"
 	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml
+	# Applied again, the config finds nothing to change: every field reads
+	# back as configured. And the whole state the EM reads back must be the
+	# same under both drivers.
+	/opa/vnic-em -d umad0 apply --check /tmp/fabric.toml >/dev/null ||
+		fail "$drv: the fabric differs from the applied config"
+	/opa/vnic-em -d umad0 show -c /tmp/fabric.toml --json --no-counters >"/tmp/$drv.show" ||
+		fail "$drv: show"
 	a=$(netdev 02:00:00:00:01:00)
 	b=$(netdev 02:00:00:00:02:00)
 	[ -n "$a" ] && [ -n "$b" ] || fail "$drv: the VNIC netdevs are missing"
@@ -100,6 +108,11 @@ run_with() {
 
 run_with opa_vnic
 run_with opa_vnic_rs
+
+cmp -s /tmp/opa_vnic.show /tmp/opa_vnic_rs.show || {
+	diff /tmp/opa_vnic.show /tmp/opa_vnic_rs.show
+	fail "the EM reads a different state back from opa_vnic_rs than from opa_vnic"
+}
 
 echo "== 16B headers of the IPv4 frames: C, then Rust"
 cat /tmp/opa_vnic.hdr
