@@ -20,6 +20,7 @@ use crate::{
     str::CStr,
     sync::Arc,
     uaccess::UserSlice,
+    ThisModule,
 };
 
 /// `FMODE_READ` (a `__force` cast in C, which bindgen does not translate).
@@ -103,12 +104,16 @@ struct OpenFile<T: FileOps> {
 ///
 /// # Invariants
 ///
-/// `dentry` is a debugfs file this object created with `Arc::as_ptr(&data)` as its private
-/// data and the operations of `T`; it is removed (waiting for operations in progress) before
-/// `data` is released.
+/// `dentry` is a debugfs file this object created with the address of `*data` as its private
+/// data and `_fops` (the operations of `T`, owned by the module that made the file) as its
+/// operations; it is removed (waiting for operations in progress) before `data` and `_fops`
+/// are released. An open file holds a reference to the owning module (debugfs takes it at
+/// open), so the module, whose code the operations are, cannot go while the file is open.
 pub struct File<T: FileOps> {
     dentry: *mut bindings::dentry,
     data: Arc<T>,
+    /// The operations, with the module as their owner; debugfs keeps a pointer to them.
+    _fops: KBox<bindings::file_operations>,
     _dir: Dir,
 }
 
@@ -129,23 +134,32 @@ impl<T: FileOps> File<T> {
         ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
     };
 
-    /// Creates the file `name` in `dir` with permissions `mode` (for example `0o644`).
-    pub fn new(dir: &Dir, name: &CStr, mode: u16, data: Arc<T>) -> Result<Self> {
-        let fops: &'static bindings::file_operations = &Self::FOPS;
+    /// Creates the file `name` of `module` in `dir` with permissions `mode` (for example
+    /// `0o644`).
+    pub fn new(
+        module: &'static ThisModule,
+        dir: &Dir,
+        name: &CStr,
+        mode: u16,
+        data: Arc<T>,
+    ) -> Result<Self> {
+        let mut fops = KBox::new(Self::FOPS, GFP_KERNEL)?;
+        fops.owner = module.as_ptr();
         // SAFETY: `name` is a valid C string and `dir` a live directory; the private data
-        // outlives the file (type invariant), and `fops` is static.
+        // and the operations outlive the file (type invariant).
         let d = dentry_or_err(unsafe {
             bindings::debugfs_create_file(
                 name.as_char_ptr(),
                 mode,
                 dir.0.dentry,
                 (&*data as *const T).cast_mut().cast::<c_void>(),
-                fops,
+                &*fops,
             )
         })?;
         Ok(Self {
             dentry: d,
             data,
+            _fops: fops,
             _dir: dir.clone(),
         })
     }
