@@ -169,7 +169,10 @@ pub(crate) fn port_files(
             },
             GFP_KERNEL,
         )?;
-        files.push(File::new(&pdir, fname, 0o644, data)?, GFP_KERNEL)?;
+        files.push(
+            File::new(sim.module(), &pdir, fname, 0o644, data)?,
+            GFP_KERNEL,
+        )?;
     }
     Ok(())
 }
@@ -183,7 +186,7 @@ impl DevicesFile {
     /// Creates the `devices` file of `sim`.
     pub(crate) fn create(sim: &Arc<Sim>) -> Result<File<Self>> {
         let data = Arc::new(DevicesFile { sim: sim.clone() }, GFP_KERNEL)?;
-        File::new(sim.root(), c_str!("devices"), 0o644, data)
+        File::new(sim.module(), sim.root(), c_str!("devices"), 0o644, data)
     }
 }
 
@@ -232,7 +235,7 @@ impl CaptureFile {
     /// Creates the `capture` file of `sim`.
     pub(crate) fn create(sim: &Arc<Sim>) -> Result<File<Self>> {
         let data = Arc::new(CaptureFile { sim: sim.clone() }, GFP_KERNEL)?;
-        File::new(sim.root(), c_str!("capture"), 0o644, data)
+        File::new(sim.module(), sim.root(), c_str!("capture"), 0o644, data)
     }
 }
 

@@ -122,6 +122,11 @@ impl Sim {
         &self.root
     }
 
+    /// The module.
+    pub(crate) fn module(&self) -> &'static ThisModule {
+        self.module
+    }
+
     /// Adds a device of `nports` ports with the LIDs `lids` (free ones picked for missing
     /// entries) and the P_Key table `pkeys`; writes its name to `out`.
     pub(crate) fn add_device(

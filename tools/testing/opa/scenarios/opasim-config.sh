@@ -79,6 +79,10 @@ must sh -c "echo 'del opasim3' >$ctl/devices"
 cat $ctl/devices
 must $umad ping umad0 umad1 7
 
+echo "== an open debugfs file holds the module"
+exec 3<$ctl/capture
+rmmod opasim 2>/dev/null && fail "opasim unloaded under an open file"
+exec 3<&-
 must rmmod ib_umad
 must rmmod opasim
 [ -e $ctl ] && fail "$ctl still exists"
