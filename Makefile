@@ -26,7 +26,8 @@ help:
 	@echo '  make tools      build the user-space tools and host crates (tools/opa)'
 	@echo '  make initramfs  build the guest initramfs (build/initramfs.cpio.gz)'
 	@echo '  make fuzz       run every wire-format fuzz target (FUZZ_SECONDS, FUZZ_RUNS)'
-	@echo '  make bench      benchmarks (wire-format encode and decode)'
+	@echo '  make bench      benchmarks: wire-format encode and decode; VNIC packets'
+	@echo '                  per second, opa_vnic_rs against the C opa_vnic'
 	@echo '  make clean      remove build/ and tools/opa/target'
 	@echo '  make distclean  clean, and remove the kernel cache too'
 	@echo
@@ -60,6 +61,8 @@ fuzz: deps
 
 bench: deps
 	@scripts/opa/bench-wire
+	@echo "VNIC packets per second through opasim (QEMU TCG):"
+	@scripts/opa/bench-vnic
 
 clean:
 	rm -rf $(BUILD) tools/opa/target tools/opa/opa-wire/fuzz/target
