@@ -21,6 +21,10 @@ use core::{
     ptr::NonNull,
 };
 
+/// The statistics an OPA device keeps of a VNIC netdev (`struct opa_vnic_stats`): the
+/// standard netdev counters, per-group transmit and receive counters, and the VNIC drops.
+pub type VnicStats = bindings::opa_vnic_stats;
+
 /// Room the ULP needs in front of a frame: the 16B header and the metadata, rounded to 8
 /// (`OPA_VNIC_SKB_HEADROOM`).
 pub const SKB_HEADROOM: u32 = 24;
@@ -464,12 +468,31 @@ impl<T: VnicUlp> VnicNetdev<T> {
     ) {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
-        // SAFETY: The device fills in its counters.
+        // The device writes a whole `struct opa_vnic_stats` around the `rtnl_link_stats64`
+        // it is given (hfi1's contract): give it one, and pass on the standard part.
+        let vstats = Self::device_stats(nd, inner);
+        // SAFETY: `stats` is the stack's buffer for the standard statistics.
+        unsafe { *stats = vstats.netstats };
+    }
+
+    /// The device's statistics of the netdev `nd`.
+    fn device_stats(nd: *mut bindings::net_device, inner: &Inner<T>) -> VnicStats {
+        // SAFETY: All-zero is a valid `opa_vnic_stats`.
+        let mut vstats: VnicStats = unsafe { core::mem::zeroed() };
+        // SAFETY: The device's operations are valid while the netdev exists; it fills in the
+        // `opa_vnic_stats` whose `netstats` it is given.
         unsafe {
             if let Some(f) = (*inner.hfi_ops).ndo_get_stats64 {
-                f(nd, stats);
+                f(nd, &mut vstats.netstats);
             }
         }
+        vstats
+    }
+
+    /// The device's statistics of the netdev: the standard ones and the VNIC groups
+    /// (`struct opa_vnic_stats`).
+    pub fn stats(&self) -> VnicStats {
+        Self::device_stats(self.netdev.as_ptr(), &self.inner)
     }
 
     unsafe extern "C" fn set_rx_mode(nd: *mut bindings::net_device) {

@@ -478,24 +478,72 @@ impl VportBackend for Backend<'_> {
         }
     }
 
+    /// `opa_vnic_get_summary_counters()`: from the device's statistics of the netdev.
     fn summary_counters(&self, vport: u8) -> SummaryCounters {
         let mut c = SummaryCounters::ZERO;
-        if let Some(v) = self.state.vport(vport) {
-            c.vp_instance = u16::from(v.num);
-            c.vesw_id = v.shared.tx.lock().tx.info.vesw.vesw_id;
-            // As the C driver: the OPA port number, not the vesw port number.
-            c.veswport_num = self.state.port;
-        }
+        let Some(v) = self.state.vport(vport) else {
+            return c;
+        };
+        let s = v.netdev.stats();
+        c.vp_instance = u16::from(v.num);
+        c.vesw_id = v.shared.tx.lock().tx.info.vesw.vesw_id;
+        // As the C driver: the OPA port number, not the vesw port number.
+        c.veswport_num = self.state.port;
+        c.tx_errors = s.netstats.tx_errors;
+        c.rx_errors = s.netstats.rx_errors;
+        c.tx_packets = s.netstats.tx_packets;
+        c.rx_packets = s.netstats.rx_packets;
+        c.tx_bytes = s.netstats.tx_bytes;
+        c.rx_bytes = s.netstats.rx_bytes;
+        let (t, r) = (&s.tx_grp, &s.rx_grp);
+        c.tx_unicast = t.unicast;
+        c.tx_mcastbcast = t.mcastbcast;
+        c.tx_untagged = t.untagged;
+        c.tx_vlan = t.vlan;
+        c.tx_64_size = t.s_64;
+        c.tx_65_127 = t.s_65_127;
+        c.tx_128_255 = t.s_128_255;
+        c.tx_256_511 = t.s_256_511;
+        c.tx_512_1023 = t.s_512_1023;
+        c.tx_1024_1518 = t.s_1024_1518;
+        c.tx_1519_max = t.s_1519_max;
+        c.rx_unicast = r.unicast;
+        c.rx_mcastbcast = r.mcastbcast;
+        c.rx_untagged = r.untagged;
+        c.rx_vlan = r.vlan;
+        c.rx_64_size = r.s_64;
+        c.rx_65_127 = r.s_65_127;
+        c.rx_128_255 = r.s_128_255;
+        c.rx_256_511 = r.s_256_511;
+        c.rx_512_1023 = r.s_512_1023;
+        c.rx_1024_1518 = r.s_1024_1518;
+        c.rx_1519_max = r.s_1519_max;
         c
     }
 
+    /// `opa_vnic_get_error_counters()`: from the device's statistics of the netdev.
     fn error_counters(&self, vport: u8) -> ErrorCounters {
         let mut c = ErrorCounters::ZERO;
-        if let Some(v) = self.state.vport(vport) {
-            c.vp_instance = u16::from(v.num);
-            c.vesw_id = v.shared.tx.lock().tx.info.vesw.vesw_id;
-            c.veswport_num = self.state.port;
-        }
+        let Some(v) = self.state.vport(vport) else {
+            return c;
+        };
+        let s = v.netdev.stats();
+        c.vp_instance = u16::from(v.num);
+        c.vesw_id = v.shared.tx.lock().tx.info.vesw.vesw_id;
+        c.veswport_num = self.state.port;
+        c.tx_errors = s.netstats.tx_errors;
+        c.rx_errors = s.netstats.rx_errors;
+        c.tx_dlid_zero = s.tx_dlid_zero;
+        c.tx_drop_state = s.tx_drop_state;
+        c.tx_logic = s
+            .netstats
+            .tx_fifo_errors
+            .wrapping_add(s.netstats.tx_carrier_errors);
+        c.rx_bad_veswid = s.netstats.rx_nohandler;
+        c.rx_runt = s.rx_runt;
+        c.rx_oversize = s.rx_oversize;
+        c.rx_drop_state = s.rx_drop_state;
+        c.rx_logic = s.netstats.rx_fifo_errors;
         c
     }
 }

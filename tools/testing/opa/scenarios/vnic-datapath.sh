@@ -10,33 +10,8 @@
 . /opa/guest-lib.sh
 
 for b in vnic-em opasim-capture; do [ -x /opa/$b ] || fail "/opa/$b is missing"; done
-cat >/tmp/fabric.toml <<'TOML'
-[em]
-fabric_id = 1
+two_vport_fabric
 
-[[vesw]]
-id = 1
-name = "test"
-pkey = 0x8001
-eth_mtu = 1500
-unknown_mcast_dlid = 0xf00001
-
-[[vport]]
-lid = 1
-vport = 0
-vesw = 1
-port_num = 1
-mac = "02:00:00:00:01:00"
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 1
-port_num = 2
-mac = "02:00:00:00:02:00"
-TOML
-
-netdev() { ip -o link | grep -i "link/ether $1" | awk -F': ' '{print $2}' | cut -d@ -f1; }
 
 # The 16B headers (hex, entropy masked) of the IPv4 frames in the capture.
 headers() {
@@ -59,20 +34,12 @@ run_with() {
 		fail "$drv: the fabric differs from the applied config"
 	/opa/vnic-em -d umad0 show -c /tmp/fabric.toml --json --no-counters >"/tmp/$drv.show" ||
 		fail "$drv: show"
-	a=$(netdev 02:00:00:00:01:00)
-	b=$(netdev 02:00:00:00:02:00)
+	a=$(netdev_by_mac 02:00:00:00:01:00)
+	b=$(netdev_by_mac 02:00:00:00:02:00)
 	[ -n "$a" ] && [ -n "$b" ] || fail "$drv: the VNIC netdevs are missing"
 	echo "$drv: vport of LID 1: $a, vport of LID 2: $b"
-	must ip netns add na
-	must ip netns add nb
-	must ip link set "$a" netns na
-	must ip link set "$b" netns nb
-	must ip -n na addr add 10.11.0.1/24 dev "$a"
-	must ip -n nb addr add 10.11.0.2/24 dev "$b"
-	must ip -n na link set "$a" up
-	must ip -n nb link set "$b" up
-	must ip -n na link set lo up
-	must ip -n nb link set lo up
+	netns_host na "$a" 10.11.0.1/24
+	netns_host nb "$b" 10.11.0.2/24
 	sleep 1
 	echo clear >/sys/kernel/debug/opasim/capture
 	for i in 1 2 3; do
@@ -86,6 +53,12 @@ run_with() {
 	/opa/vnic-em -d umad0 show -l 1 -v 0 --json --no-counters >/tmp/show.json ||
 		fail "$drv: show"
 	grep -q '"oper_state": "forwarding"' /tmp/show.json || fail "$drv: vport not forwarding"
+
+	# The counters the EM reads come from the device's statistics.
+	/opa/vnic-em -d umad0 counters -l 1 -v 0 --json >/tmp/counters.json || fail "$drv: counters"
+	grep -q '"tx_packets": *0,' /tmp/counters.json && fail "$drv: no transmitted packets counted"
+	grep -q '"rx_unicast": *0,' /tmp/counters.json && fail "$drv: no unicast received counted"
+	grep -E '"(tx|rx)_(packets|unicast)"' /tmp/counters.json
 
 	echo "== $drv: bulk transfer"
 	ip netns exec nb iperf3 -s -1 -D >/dev/null || fail "$drv: iperf3 server"
