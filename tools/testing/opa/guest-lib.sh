@@ -31,3 +31,49 @@ dmesg_new() {
 	dmesg | tail -n +"$((${_dmesg_seen:-0} + 1))"
 	_dmesg_seen=$n
 }
+
+# The name of the netdev whose MAC is $1.
+netdev_by_mac() {
+	ip -o link | grep -i "link/ether $1" | awk -F': ' '{print $2}' | cut -d@ -f1
+}
+
+# Writes /tmp/fabric.toml: vesw 1 (P_Key 0x8001, multicast DLID 0xf00001,
+# MTU 1500) with one vport on each opasim port, LID 1 (MAC
+# 02:00:00:00:01:00) and LID 2 (MAC 02:00:00:00:02:00).
+two_vport_fabric() {
+	cat >/tmp/fabric.toml <<'TOML'
+[em]
+fabric_id = 1
+
+[[vesw]]
+id = 1
+name = "test"
+pkey = 0x8001
+eth_mtu = 1500
+unknown_mcast_dlid = 0xf00001
+
+[[vport]]
+lid = 1
+vport = 0
+vesw = 1
+port_num = 1
+mac = "02:00:00:00:01:00"
+
+[[vport]]
+lid = 2
+vport = 0
+vesw = 1
+port_num = 2
+mac = "02:00:00:00:02:00"
+TOML
+}
+
+# netns_host NS DEV ADDR/LEN: a network namespace NS holding DEV, up, with
+# the address, and its loopback up.
+netns_host() {
+	must ip netns add "$1"
+	must ip link set "$2" netns "$1"
+	must ip -n "$1" addr add "$3" dev "$2"
+	must ip -n "$1" link set "$2" up
+	must ip -n "$1" link set lo up
+}

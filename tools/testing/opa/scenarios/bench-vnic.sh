@@ -5,32 +5,8 @@
 #   BENCH <driver> <frame bytes> <datagrams received> <seconds>
 . /opa/guest-lib.sh
 
-cat >/tmp/fabric.toml <<'TOML'
-[em]
-fabric_id = 1
+two_vport_fabric
 
-[[vesw]]
-id = 1
-name = "bench"
-pkey = 0x8001
-unknown_mcast_dlid = 0xf00001
-
-[[vport]]
-lid = 1
-vport = 0
-vesw = 1
-port_num = 1
-mac = "02:00:00:00:01:00"
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 1
-port_num = 2
-mac = "02:00:00:00:02:00"
-TOML
-
-netdev() { ip -o link | grep -i "link/ether $1" | awk -F': ' '{print $2}' | cut -d@ -f1; }
 SECS=${SECS:-4}
 
 run_with() {
@@ -39,16 +15,10 @@ run_with() {
 	must modprobe ib_umad
 	must modprobe "$drv"
 	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
-	a=$(netdev 02:00:00:00:01:00)
-	b=$(netdev 02:00:00:00:02:00)
-	must ip netns add na
-	must ip netns add nb
-	must ip link set "$a" netns na
-	must ip link set "$b" netns nb
-	must ip -n na addr add 10.11.0.1/24 dev "$a"
-	must ip -n nb addr add 10.11.0.2/24 dev "$b"
-	must ip -n na link set "$a" up
-	must ip -n nb link set "$b" up
+	a=$(netdev_by_mac 02:00:00:00:01:00)
+	b=$(netdev_by_mac 02:00:00:00:02:00)
+	netns_host na "$a" 10.11.0.1/24
+	netns_host nb "$b" 10.11.0.2/24
 	sleep 1
 	must ip netns exec na ping -c 1 -W 2 10.11.0.2 >/dev/null
 	# UDP payloads giving 64-byte frames (18 + 8 + 20 + 14, padded to 60,

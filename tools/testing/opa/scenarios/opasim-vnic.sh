@@ -10,52 +10,18 @@ for b in vnic-em opasim-capture; do [ -x /opa/$b ] || fail "/opa/$b is missing";
 must modprobe opasim
 must modprobe ib_umad
 must modprobe opa_vnic
-cat >/tmp/fabric.toml <<'TOML'
-[em]
-fabric_id = 1
-
-[[vesw]]
-id = 1
-name = "test"
-pkey = 0x8001
-eth_mtu = 1500
-unknown_mcast_dlid = 0xf00001
-
-[[vport]]
-lid = 1
-vport = 0
-vesw = 1
-port_num = 1
-mac = "02:00:00:00:01:00"
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 1
-port_num = 2
-mac = "02:00:00:00:02:00"
-TOML
+two_vport_fabric
 must /opa/vnic-em validate /tmp/fabric.toml
 must /opa/vnic-em -d umad0 apply /tmp/fabric.toml
 dmesg_new | grep -i 'vnic\|opasim'
 ip -o link
 
-# netdev MAC: the vnic netdev with that MAC.
-netdev() { ip -o link | grep -i "link/ether $1" | awk -F': ' '{print $2}' | cut -d@ -f1; }
-a=$(netdev 02:00:00:00:01:00)
-b=$(netdev 02:00:00:00:02:00)
+a=$(netdev_by_mac 02:00:00:00:01:00)
+b=$(netdev_by_mac 02:00:00:00:02:00)
 [ -n "$a" ] && [ -n "$b" ] || fail "the VNIC netdevs are missing"
 echo "vport of LID 1: $a, vport of LID 2: $b"
-must ip netns add na
-must ip netns add nb
-must ip link set "$a" netns na
-must ip link set "$b" netns nb
-must ip -n na addr add 10.11.0.1/24 dev "$a"
-must ip -n nb addr add 10.11.0.2/24 dev "$b"
-must ip -n na link set "$a" up
-must ip -n nb link set "$b" up
-must ip -n na link set lo up
-must ip -n nb link set lo up
+netns_host na "$a" 10.11.0.1/24
+netns_host nb "$b" 10.11.0.2/24
 sleep 1
 ip -n na link show "$a"
 ip -n nb link show "$b"

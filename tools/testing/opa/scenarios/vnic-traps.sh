@@ -8,32 +8,8 @@
 # vesw, port numbers and opcodes.
 . /opa/guest-lib.sh
 
-cat >/tmp/fabric.toml <<'TOML'
-[em]
-fabric_id = 1
+two_vport_fabric
 
-[[vesw]]
-id = 1
-name = "test"
-pkey = 0x8001
-unknown_mcast_dlid = 0xf00001
-
-[[vport]]
-lid = 1
-vport = 0
-vesw = 1
-port_num = 1
-mac = "02:00:00:00:01:00"
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 1
-port_num = 2
-mac = "02:00:00:00:02:00"
-TOML
-
-netdev() { ip -o link | grep -i "link/ether $1" | awk -F': ' '{print $2}' | cut -d@ -f1; }
 
 run_with() {
 	drv=$1
@@ -42,7 +18,7 @@ run_with() {
 	must modprobe ib_umad
 	must modprobe "$drv"
 	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
-	b=$(netdev 02:00:00:00:02:00)
+	b=$(netdev_by_mac 02:00:00:00:02:00)
 	[ -n "$b" ] || fail "$drv: no netdev for LID 2"
 	/opa/vnic-em -d umad0 traps --timeout 8 --json >"/tmp/$drv.traps" 2>&1 &
 	listener=$!
