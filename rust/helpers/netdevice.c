@@ -103,3 +103,8 @@ void rust_helper_netif_addr_unlock_bh(struct net_device *dev)
 {
 	netif_addr_unlock_bh(dev);
 }
+
+const char *rust_helper_dev_name(const struct device *dev)
+{
+	return dev_name(dev);
+}

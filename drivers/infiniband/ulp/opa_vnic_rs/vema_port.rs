@@ -25,6 +25,7 @@ use crate::wire::{
     WireError,
 };
 use kernel::{
+    c_str,
     net::skbuff::SkBuff,
     new_irq_spinlock, new_mutex,
     prelude::*,
@@ -32,7 +33,7 @@ use kernel::{
         device::Device,
         irqlock::IrqSpinLock,
         mad::{Agent, AgentSpec, Dest, MadHandler, RecvMad},
-        netdev::{AddrList, AddrLists, VnicNetdev, VnicNetdevRef, VnicUlp},
+        netdev::{AddrList, AddrLists, VnicNetdev, VnicNetdevRef, VnicStats, VnicUlp},
     },
     sync::{Arc, Mutex},
     time::{ktime_ms_delta, Ktime},
@@ -178,7 +179,53 @@ impl VportUlp {
     }
 }
 
+/// What `ethtool -S` shows: the C driver's names, in its order.
+const ETHTOOL_STATS: &[(&str, fn(&VnicStats) -> u64)] = &[
+    ("rx_packets", |s| s.netstats.rx_packets),
+    ("tx_packets", |s| s.netstats.tx_packets),
+    ("rx_bytes", |s| s.netstats.rx_bytes),
+    ("tx_bytes", |s| s.netstats.tx_bytes),
+    ("rx_errors", |s| s.netstats.rx_errors),
+    ("tx_errors", |s| s.netstats.tx_errors),
+    ("rx_dropped", |s| s.netstats.rx_dropped),
+    ("tx_dropped", |s| s.netstats.tx_dropped),
+    ("tx_unicast", |s| s.tx_grp.unicast),
+    ("tx_mcastbcast", |s| s.tx_grp.mcastbcast),
+    ("tx_untagged", |s| s.tx_grp.untagged),
+    ("tx_vlan", |s| s.tx_grp.vlan),
+    ("tx_64_size", |s| s.tx_grp.s_64),
+    ("tx_65_127", |s| s.tx_grp.s_65_127),
+    ("tx_128_255", |s| s.tx_grp.s_128_255),
+    ("tx_256_511", |s| s.tx_grp.s_256_511),
+    ("tx_512_1023", |s| s.tx_grp.s_512_1023),
+    ("tx_1024_1518", |s| s.tx_grp.s_1024_1518),
+    ("tx_1519_max", |s| s.tx_grp.s_1519_max),
+    ("rx_unicast", |s| s.rx_grp.unicast),
+    ("rx_mcastbcast", |s| s.rx_grp.mcastbcast),
+    ("rx_untagged", |s| s.rx_grp.untagged),
+    ("rx_vlan", |s| s.rx_grp.vlan),
+    ("rx_64_size", |s| s.rx_grp.s_64),
+    ("rx_65_127", |s| s.rx_grp.s_65_127),
+    ("rx_128_255", |s| s.rx_grp.s_128_255),
+    ("rx_256_511", |s| s.rx_grp.s_256_511),
+    ("rx_512_1023", |s| s.rx_grp.s_512_1023),
+    ("rx_1024_1518", |s| s.rx_grp.s_1024_1518),
+    ("rx_1519_max", |s| s.rx_grp.s_1519_max),
+    ("rx_fifo_errors", |s| s.netstats.rx_fifo_errors),
+    ("rx_length_errors", |s| s.netstats.rx_length_errors),
+    ("tx_fifo_errors", |s| s.netstats.tx_fifo_errors),
+    ("tx_carrier_errors", |s| s.netstats.tx_carrier_errors),
+    ("tx_dlid_zero", |s| s.tx_dlid_zero),
+    ("tx_drop_state", |s| s.tx_drop_state),
+    ("rx_drop_state", |s| s.rx_drop_state),
+    ("rx_oversize", |s| s.rx_oversize),
+    ("rx_runt", |s| s.rx_runt),
+];
+
 impl VnicUlp for VportUlp {
+    const DRIVER_NAME: &'static CStr = c_str!("opa_vnic_rs");
+    const ETHTOOL_STATS: &'static [(&'static str, fn(&VnicStats) -> u64)] = ETHTOOL_STATS;
+
     fn opened(&self, netdev: &VnicNetdevRef) {
         self.shared.update_state(netdev, true);
         self.report(TRAP_ETH_LINK_STATUS_CHANGE);

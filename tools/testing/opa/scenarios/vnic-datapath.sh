@@ -60,6 +60,15 @@ run_with() {
 	grep -q '"rx_unicast": *0,' /tmp/counters.json && fail "$drv: no unicast received counted"
 	grep -E '"(tx|rx)_(packets|unicast)"' /tmp/counters.json
 
+	# ethtool: the statistics' names (the same for both drivers) and values.
+	ip netns exec na ethtool -S "$a" >"/tmp/$drv.ethtool" || fail "$drv: ethtool -S"
+	awk -F: 'NR > 1 { print $1 }' "/tmp/$drv.ethtool" >"/tmp/$drv.ethtool-names"
+	grep -Eq '^ +tx_unicast: [1-9]' "/tmp/$drv.ethtool" || fail "$drv: ethtool -S counts no unicast sent"
+	if [ "$drv" = opa_vnic_rs ]; then
+		ip netns exec na ethtool -i "$a" | grep -q '^driver: opa_vnic_rs$' ||
+			fail "ethtool -i does not name opa_vnic_rs"
+	fi
+
 	echo "== $drv: bulk transfer"
 	ip netns exec nb iperf3 -s -1 -D >/dev/null || fail "$drv: iperf3 server"
 	sleep 1
@@ -82,6 +91,10 @@ run_with() {
 run_with opa_vnic
 run_with opa_vnic_rs
 
+cmp -s /tmp/opa_vnic.ethtool-names /tmp/opa_vnic_rs.ethtool-names || {
+	diff /tmp/opa_vnic.ethtool-names /tmp/opa_vnic_rs.ethtool-names
+	fail "ethtool -S names differ between the drivers"
+}
 cmp -s /tmp/opa_vnic.show /tmp/opa_vnic_rs.show || {
 	diff /tmp/opa_vnic.show /tmp/opa_vnic_rs.show
 	fail "the EM reads a different state back from opa_vnic_rs than from opa_vnic"
