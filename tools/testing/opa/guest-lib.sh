@@ -17,9 +17,17 @@ must() {
 	"$@" || fail "'$*' exited $?"
 }
 
-# Fail when the kernel log has a warning, a BUG or an oops since boot.
+# Fail when the kernel log has a warning, a BUG or an oops since boot, or
+# (on a kernel with kmemleak) when a scan finds leaked memory.
 check_dmesg_clean() {
-	if dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace:|kernel BUG|UBSAN|KASAN|leak'; then
+	if [ -w /sys/kernel/debug/kmemleak ]; then
+		echo scan >/sys/kernel/debug/kmemleak
+		if [ -s /sys/kernel/debug/kmemleak ]; then
+			cat /sys/kernel/debug/kmemleak
+			fail "kmemleak reports leaked memory (above)"
+		fi
+	fi
+	if dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace:|kernel BUG|UBSAN|KASAN|leak|possible recursive locking|circular locking|lock held'; then
 		fail "the kernel log has a warning or a crash (above)"
 	fi
 }
