@@ -27,7 +27,7 @@ check_dmesg_clean() {
 			fail "kmemleak reports leaked memory (above)"
 		fi
 	fi
-	if dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace:|kernel BUG|UBSAN|KASAN|leak|possible recursive locking|circular locking|lock held'; then
+	if dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace:|kernel BUG|UBSAN|KASAN|suspected memory leak|possible recursive locking|circular locking'; then
 		fail "the kernel log has a warning or a crash (above)"
 	fi
 }
