@@ -108,3 +108,8 @@ const char *rust_helper_dev_name(const struct device *dev)
 {
 	return dev_name(dev);
 }
+
+void rust_helper_dev_core_stats_tx_dropped_inc(struct net_device *dev)
+{
+	dev_core_stats_tx_dropped_inc(dev);
+}

@@ -437,11 +437,15 @@ impl<T: VnicUlp> VnicNetdev<T> {
         // SAFETY: The stack hands the skb over to the driver.
         let skb = unsafe { SkBuff::from_raw(skb) };
         // Pad to the minimum Ethernet frame, as the C driver does (a failure frees the skb).
+        // A frame dropped here is counted, which the C driver does not do.
         let Ok(mut skb) = skb.put_padto(60) else {
+            // SAFETY: `nd` is a registered netdev.
+            unsafe { bindings::dev_core_stats_tx_dropped_inc(nd) };
             return bindings::netdev_tx_NETDEV_TX_OK;
         };
         if inner.ulp.encap(&mut skb).is_err() {
-            // Dropped (freed with `skb`).
+            // SAFETY: `nd` is a registered netdev; the skb is freed with `skb`.
+            unsafe { bindings::dev_core_stats_tx_dropped_inc(nd) };
             return bindings::netdev_tx_NETDEV_TX_OK;
         }
         // SAFETY: The device's transmit takes the skb over.
