@@ -14,6 +14,7 @@ pub mod client;
 #[cfg(CONFIG_DEBUG_FS)]
 pub mod debugfs;
 pub mod device;
+pub mod event;
 pub mod irqlock;
 pub mod mad;
 pub mod netdev;

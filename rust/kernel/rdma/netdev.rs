@@ -180,6 +180,18 @@ impl VnicNetdevRef {
         }
     }
 
+    /// Turns the carrier on or off (`netif_carrier_on/off()`).
+    pub fn set_carrier(&self, on: bool) {
+        // SAFETY: The netdev is valid and registered.
+        unsafe {
+            if on {
+                bindings::netif_carrier_on(self.as_raw())
+            } else {
+                bindings::netif_carrier_off(self.as_raw())
+            }
+        }
+    }
+
     /// Sets the MAC address (`eth_commit_mac_addr_change()`).
     pub fn set_mac(&self, mac: &[u8; 6]) {
         let mut sa = SockAddr::new(mac);

@@ -5,7 +5,12 @@
 //! The module registers an IB client; every OPA device that can allocate VNIC netdevs is
 //! taken on. See `Documentation/infiniband/opa_vnic_rs.rst`.
 
-use kernel::rdma::{client, device::Device, mad::Agent};
+use kernel::rdma::{
+    client,
+    device::Device,
+    event::{EventHandler, EventRegistration, PortEvent},
+    mad::Agent,
+};
 use kernel::sync::Arc;
 use kernel::{c_str, prelude::*};
 
@@ -40,13 +45,29 @@ struct VnicDevice {
     ports: (u32, u32),
     /// The VEMA agents of its OPA ports.
     agents: KVec<Arc<Agent<vema_port::VemaPort>>>,
+    /// The device's port events, for the carrier of the vports.
+    events: Option<Pin<KBox<EventRegistration<PortEvents>>>>,
 }
 
 impl Drop for VnicDevice {
     fn drop(&mut self) {
-        // The vports' netdevs go first, while their agents can still send.
+        // No more port events; then the vports' netdevs, while their agents can still send.
+        self.events = None;
         for agent in self.agents.iter() {
             agent.handler().shut_down();
+        }
+    }
+}
+
+/// The ports' agents, by port, for the port events.
+struct PortEvents {
+    agents: KVec<Arc<Agent<vema_port::VemaPort>>>,
+}
+
+impl EventHandler for PortEvents {
+    fn port_event(&self, port: u32, event: PortEvent) {
+        if let Some(agent) = self.agents.iter().find(|a| a.port() == port) {
+            agent.handler().set_carrier(event == PortEvent::Active);
         }
     }
 }
@@ -72,7 +93,15 @@ impl client::Client for OpaVnicClient {
         if !vnic {
             return Err(EOPNOTSUPP);
         }
-        let mut agents = KVec::new();
+        // Built first, so that on any error below its `Drop` takes down what was set up.
+        let mut vnic_dev = KBox::new(
+            VnicDevice {
+                ports: (*ports.start(), *ports.end()),
+                agents: KVec::new(),
+                events: None,
+            },
+            GFP_KERNEL,
+        )?;
         for port in ports.clone() {
             if !device.cap_opa_mad(port) {
                 continue;
@@ -80,8 +109,8 @@ impl client::Client for OpaVnicClient {
             match vema_port::register(device, port) {
                 Ok(agent) => {
                     let agent = Arc::new(agent, GFP_KERNEL)?;
+                    vnic_dev.agents.push(agent.clone(), GFP_KERNEL)?;
                     vema_port::VemaPort::start(&agent);
-                    agents.push(agent, GFP_KERNEL)?;
                 }
                 // The MAD layer refuses a second agent for the same class and methods: that
                 // is another VNIC driver (the C opa_vnic) owning the port.
@@ -96,16 +125,18 @@ impl client::Client for OpaVnicClient {
         pr_info!(
             "{}: VEMA agent on {} of {} ports\n",
             device.name(),
-            agents.len(),
+            vnic_dev.agents.len(),
             ports.clone().count()
         );
-        Ok(KBox::new(
-            VnicDevice {
-                ports: (*ports.start(), *ports.end()),
-                agents,
-            },
+        let mut for_events = KVec::with_capacity(vnic_dev.agents.len(), GFP_KERNEL)?;
+        for agent in vnic_dev.agents.iter() {
+            for_events.push(agent.clone(), GFP_KERNEL)?;
+        }
+        vnic_dev.events = Some(KBox::pin_init(
+            EventRegistration::new(device, PortEvents { agents: for_events }),
             GFP_KERNEL,
-        )?)
+        )?);
+        Ok(vnic_dev)
     }
 
     fn remove(device: &Device, data: KBox<VnicDevice>) {

@@ -629,6 +629,14 @@ impl VemaPort {
         agent.handler().locked.lock().agent = Some(agent.clone());
     }
 
+    /// `opa_vnic_event()`: the port went up or down; so does the carrier of its vports.
+    pub(crate) fn set_carrier(&self, on: bool) {
+        let locked = self.locked.lock();
+        for v in locked.state.vports.iter() {
+            v.netdev.netdev().set_carrier(on);
+        }
+    }
+
     /// Removes the vports (their netdevs unregister, so no callback can send a trap any
     /// more) and drops the agent's reference to itself, before the agent is unregistered.
     pub(crate) fn shut_down(&self) {

@@ -88,6 +88,16 @@ run_with() {
 	sleep 1
 	ip netns exec na ping -c 1 -W 2 10.11.0.2 >/dev/null || fail "$drv: no answer once enabled again"
 
+	echo "== $drv: the port goes down and up: so does the carrier"
+	ctl=/sys/kernel/debug/opasim/opasim1/port1/state
+	must sh -c "echo down >$ctl"
+	sleep 1
+	ip -n nb link show "$b" | grep -q NO-CARRIER || fail "$drv: carrier still on with the port down"
+	must sh -c "echo active >$ctl"
+	sleep 1
+	ip -n nb link show "$b" | grep -q NO-CARRIER && fail "$drv: no carrier with the port active again"
+	ip netns exec na ping -c 1 -W 2 10.11.0.2 >/dev/null || fail "$drv: no ping after the port came back"
+
 	echo "== $drv: rmmod and insmod under traffic"
 	ip netns exec nb iperf3 -s -1 -D >/dev/null
 	sleep 1
