@@ -3,9 +3,9 @@
 //! Wire formats of Omni-Path VNIC (Ethernet over Omni-Path): the single
 //! source of every byte that crosses the fabric.
 //!
-//! This module is `core` only (no allocation, no `unsafe`, no panics on any
-//! input) and is compiled into the `opa_vnic` kernel module, the `opasim`
-//! kernel module, the `vnic-em` tool and the host tests. It covers:
+//! This module is `core` only (no allocation, no raw pointers, no panics on
+//! any input) and is compiled into the `opa_vnic_rs` kernel module, the
+//! `opasim` kernel module, the `vnic-em` tool and the host tests. It covers:
 //!
 //! - [`hdr16b`]: the 16B header of an encapsulated Ethernet frame, its
 //!   length, padding and tail byte;
