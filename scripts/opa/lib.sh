@@ -34,9 +34,12 @@ opa_build_key() {
 opa_out_dir() { echo "$OPA_CACHE/out-$OPA_FLAVOR-$(opa_build_key)"; }
 
 # Arguments every kernel make invocation gets. Rust warnings are errors: the
-# Rust code must build warning-free (W=1 adds nothing for Rust in 6.12).
+# Rust code must build warning-free (W=1 adds nothing for Rust in 6.12), and
+# it is built by clippy (CLIPPY=1, Debian's clippy-driver of the same rustc),
+# so clippy's warnings are errors too.
 opa_kmake_args() {
 	echo "-C $OPA_SRC O=$(opa_out_dir) LLVM=$OPA_LLVM_SUFFIX" \
 	     "RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc HOSTRUSTC=/usr/bin/rustc" \
+	     "CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver" \
 	     "BINDGEN=$OPA_BINDGEN KRUSTFLAGS=-Dwarnings"
 }

@@ -4,8 +4,21 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use crate::{bindings, str::CStr, types::Opaque};
+use crate::{bindings, error::to_result, prelude::*, str::CStr, types::Opaque};
 use core::ops::RangeInclusive;
+
+/// A capability mask of a port, as [`Device::modify_port_caps`] changes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortCapMask {
+    /// The InfiniBand `CapabilityMask` of PortInfo (`IB_PORT_*_SUP` bits).
+    Ib,
+    /// OPA's `CapabilityMask3` (`OPA_CAP_MASK3_*` bits).
+    Opa3,
+}
+
+/// `CapabilityMask3` bit of an OPA port that carries Ethernet over the fabric (VNIC).
+pub const OPA_CAP_MASK3_IS_ETH_ON_FABRIC_SUPPORTED: u32 =
+    bindings::OPA_CAP_MASK3_IsEthOnFabricSupported;
 
 /// An RDMA device (`struct ib_device`).
 ///
@@ -88,5 +101,25 @@ impl Device {
         // SAFETY: By the type invariant `self.as_raw()` is a valid device, and `port` was
         // checked to be one of its ports, so the core's `port_data[port]` access is in bounds.
         unsafe { bindings::rdma_cap_opa_mad(self.as_raw(), port) }
+    }
+
+    /// Sets the bits `set`, then clears the bits `clear`, of the capability mask `mask` of
+    /// `port` (`ib_modify_port()`); the device tells the subnet manager. `EINVAL` for an
+    /// invalid port, `EOPNOTSUPP` if the device cannot change its capabilities.
+    pub fn modify_port_caps(&self, port: u32, mask: PortCapMask, set: u32, clear: u32) -> Result {
+        let flags = match mask {
+            PortCapMask::Ib => 0,
+            PortCapMask::Opa3 => bindings::ib_port_modify_flags_IB_PORT_OPA_MASK_CHG,
+        };
+        let mut change = bindings::ib_port_modify {
+            set_port_cap_mask: set,
+            clr_port_cap_mask: clear,
+            init_type: 0,
+        };
+        // SAFETY: By the type invariant the device is valid; `ib_modify_port` checks the port
+        // and only reads `change`, which lives across the call.
+        to_result(unsafe {
+            bindings::ib_modify_port(self.as_raw(), port, flags as core::ffi::c_int, &mut change)
+        })
     }
 }

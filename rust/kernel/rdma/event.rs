@@ -14,6 +14,8 @@ pub enum PortEvent {
     Active,
     /// The port went down (`IB_EVENT_PORT_ERR`).
     Error,
+    /// The port's P_Key table changed (`IB_EVENT_PKEY_CHANGE`).
+    PkeyChange,
 }
 
 /// What receives a device's port events.
@@ -61,6 +63,10 @@ impl<H: EventHandler> EventRegistration<H> {
         }? Error)
     }
 
+    /// # Safety
+    ///
+    /// Called by the IB core only, with a handler registered by [`Self::new`] and a valid
+    /// event.
     unsafe extern "C" fn dispatch(
         handler: *mut bindings::ib_event_handler,
         event: *mut bindings::ib_event,
@@ -72,6 +78,7 @@ impl<H: EventHandler> EventRegistration<H> {
             let kind = match (*event).event {
                 bindings::ib_event_type_IB_EVENT_PORT_ACTIVE => PortEvent::Active,
                 bindings::ib_event_type_IB_EVENT_PORT_ERR => PortEvent::Error,
+                bindings::ib_event_type_IB_EVENT_PKEY_CHANGE => PortEvent::PkeyChange,
                 _ => return,
             };
             this.data.port_event((*event).element.port_num, kind);

@@ -29,6 +29,9 @@ pub type VnicStats = bindings::opa_vnic_stats;
 /// (`OPA_VNIC_SKB_HEADROOM`).
 pub const SKB_HEADROOM: u32 = 24;
 
+/// One statistic of `ethtool -S`: its name and how to read it from the device's statistics.
+pub type EthtoolStat = (&'static str, fn(&VnicStats) -> u64);
+
 /// What a ULP does around the device's operations of its VNIC netdev.
 ///
 /// The callbacks run in the contexts of the corresponding `ndo_*` operations: `xmit` and
@@ -40,7 +43,7 @@ pub trait VnicUlp: Send + Sync + 'static {
 
     /// The statistics `ethtool -S` shows: names (at most 31 bytes) and how to read each from
     /// the device's statistics.
-    const ETHTOOL_STATS: &'static [(&'static str, fn(&VnicStats) -> u64)];
+    const ETHTOOL_STATS: &'static [EthtoolStat];
 
     /// The device opened the interface.
     fn opened(&self, netdev: &VnicNetdevRef);
@@ -413,6 +416,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn open(nd: *mut bindings::net_device) -> c_int {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
@@ -425,6 +432,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         ret
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn stop(nd: *mut bindings::net_device) -> c_int {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
@@ -437,6 +448,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         ret
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn start_xmit(
         skb: *mut bindings::sk_buff,
         nd: *mut bindings::net_device,
@@ -469,6 +484,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn select_queue(
         nd: *mut bindings::net_device,
         skb: *mut bindings::sk_buff,
@@ -496,6 +515,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         queue
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn get_stats64(
         nd: *mut bindings::net_device,
         stats: *mut bindings::rtnl_link_stats64,
@@ -529,6 +552,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         Self::device_stats(self.netdev.as_ptr(), &self.inner)
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn set_rx_mode(nd: *mut bindings::net_device) {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
@@ -538,6 +565,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         inner.ulp.rx_mode_changed(netdev, &AddrLists { netdev });
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn set_mac_address(
         nd: *mut bindings::net_device,
         addr: *mut c_void,
@@ -560,6 +591,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
 }
 
 impl<T: VnicUlp> VnicNetdev<T> {
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn get_drvinfo(
         nd: *mut bindings::net_device,
         info: *mut bindings::ethtool_drvinfo,
@@ -576,6 +611,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn get_sset_count(_nd: *mut bindings::net_device, sset: c_int) -> c_int {
         if sset == bindings::ethtool_stringset_ETH_SS_STATS as c_int {
             T::ETHTOOL_STATS.len() as c_int
@@ -584,6 +623,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn get_strings(_nd: *mut bindings::net_device, sset: u32, data: *mut u8) {
         if sset != bindings::ethtool_stringset_ETH_SS_STATS {
             return;
@@ -599,6 +642,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
     unsafe extern "C" fn get_ethtool_stats(
         nd: *mut bindings::net_device,
         _stats: *mut bindings::ethtool_stats,

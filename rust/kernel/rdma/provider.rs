@@ -15,6 +15,7 @@
 //! Every other verb (memory registration, connected QPs, user verbs) is absent from the ops
 //! table or answers `EOPNOTSUPP`.
 
+pub use super::device::PortCapMask;
 use super::verbs::{Ah, Cq, Qp, QpInit, SendWr};
 use super::vnic::{SkbMetadata, VnicNetdev};
 use crate::{
@@ -99,6 +100,23 @@ pub struct PortAttr {
     pub qkey_viol_cntr: u32,
 }
 
+/// A change of a port's settings (`ib_modify_port()`): capability bits to set, then to
+/// clear, in the mask [`PortCapMask`] names, and the requests of `IB_PORT_SHUTDOWN` and
+/// `IB_PORT_RESET_QKEY_CNTR`.
+#[derive(Clone, Copy, Debug)]
+pub struct PortModify {
+    /// Which capability mask `set` and `clear` apply to.
+    pub mask: PortCapMask,
+    /// The bits to set.
+    pub set: u32,
+    /// The bits to clear (after setting).
+    pub clear: u32,
+    /// Take the port down (`IB_PORT_SHUTDOWN`).
+    pub shutdown: bool,
+    /// Zero the Q_Key violation counter (`IB_PORT_RESET_QKEY_CNTR`).
+    pub reset_qkey_cntr: bool,
+}
+
 /// What never changes about a port (`struct ib_port_immutable`).
 #[derive(Clone, Copy, Debug)]
 pub struct PortImmutable {
@@ -154,6 +172,12 @@ pub trait Provider: Sized + 'static {
 
     /// The immutable attributes of `port` (`get_port_immutable`).
     fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
+
+    /// Changes the settings of `port` (checked to exist) as `change` says
+    /// (`modify_port`). Without this op the IB core answers `EOPNOTSUPP`.
+    fn modify_port(_dev: &Device<Self>, _port: u32, _change: &PortModify) -> Result {
+        Err(EOPNOTSUPP)
+    }
 
     /// The P_Key at `index` in the table of `port`.
     fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
@@ -456,6 +480,11 @@ impl<T: Provider> Adapter<T> {
         query_port: Some(Self::query_port),
         get_port_immutable: Some(Self::get_port_immutable),
         query_pkey: Some(Self::query_pkey),
+        modify_port: if T::HAS_MODIFY_PORT {
+            Some(Self::modify_port)
+        } else {
+            None
+        },
         query_gid: Some(Self::query_gid),
         alloc_pd: Some(Self::alloc_pd),
         dealloc_pd: Some(Self::dealloc_pd),
@@ -585,6 +614,35 @@ impl<T: Provider> Adapter<T> {
 
     /// # Safety
     ///
+    /// Called by the IB core only (`ib_modify_port()`, which checked the port), with a device
+    /// of `T` and a valid `ib_port_modify`.
+    unsafe extern "C" fn modify_port(
+        ibdev: *mut bindings::ib_device,
+        port: u32,
+        flags: c_int,
+        modify: *mut bindings::ib_port_modify,
+    ) -> c_int {
+        // SAFETY: As in `query_device`.
+        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        // SAFETY: The core passes a valid `ib_port_modify` for reading.
+        let m = unsafe { &*modify };
+        let flag = |f: bindings::ib_port_modify_flags| flags & f as c_int != 0;
+        let change = PortModify {
+            mask: if flag(bindings::ib_port_modify_flags_IB_PORT_OPA_MASK_CHG) {
+                PortCapMask::Opa3
+            } else {
+                PortCapMask::Ib
+            },
+            set: m.set_port_cap_mask,
+            clear: m.clr_port_cap_mask,
+            shutdown: flag(bindings::ib_port_modify_flags_IB_PORT_SHUTDOWN),
+            reset_qkey_cntr: flag(bindings::ib_port_modify_flags_IB_PORT_RESET_QKEY_CNTR),
+        };
+        errno(T::modify_port(dev, port, &change))
+    }
+
+    /// # Safety
+    ///
     /// Called by the IB core only, with a device of `T`.
     unsafe extern "C" fn get_port_immutable(
         ibdev: *mut bindings::ib_device,
@@ -603,10 +661,10 @@ impl<T: Provider> Adapter<T> {
         imm.gid_tbl_len = a.gid_tbl_len as c_int;
         if a.opa {
             imm.core_cap_flags = bindings::RDMA_CORE_PORT_INTEL_OPA;
-            imm.max_mad_size = bindings::OPA_MGMT_MAD_SIZE as u32;
+            imm.max_mad_size = bindings::OPA_MGMT_MAD_SIZE;
         } else {
             imm.core_cap_flags = bindings::RDMA_CORE_PORT_IBA_IB;
-            imm.max_mad_size = bindings::IB_MGMT_MAD_SIZE as u32;
+            imm.max_mad_size = bindings::IB_MGMT_MAD_SIZE;
         }
         0
     }
@@ -699,6 +757,11 @@ impl<T: Provider> Adapter<T> {
     }
 
     /// PDs carry nothing: the core allocates and tracks them.
+    ///
+    /// # Safety
+    ///
+    /// Called by the IB core only, as the `ib_device_ops` member of the same name, with valid
+    /// arguments.
     unsafe extern "C" fn alloc_pd(
         _pd: *mut bindings::ib_pd,
         _udata: *mut bindings::ib_udata,
@@ -706,6 +769,10 @@ impl<T: Provider> Adapter<T> {
         0
     }
 
+    /// # Safety
+    ///
+    /// Called by the IB core only, as the `ib_device_ops` member of the same name, with valid
+    /// arguments.
     unsafe extern "C" fn dealloc_pd(
         _pd: *mut bindings::ib_pd,
         _udata: *mut bindings::ib_udata,
@@ -714,6 +781,11 @@ impl<T: Provider> Adapter<T> {
     }
 
     /// No memory registration: the device uses virtual addresses and `local_dma_lkey`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the IB core only, as the `ib_device_ops` member of the same name, with valid
+    /// arguments.
     unsafe extern "C" fn get_dma_mr(
         _pd: *mut bindings::ib_pd,
         _flags: c_int,
@@ -721,6 +793,10 @@ impl<T: Provider> Adapter<T> {
         EOPNOTSUPP.to_ptr()
     }
 
+    /// # Safety
+    ///
+    /// Called by the IB core only, as the `ib_device_ops` member of the same name, with valid
+    /// arguments.
     unsafe extern "C" fn reg_user_mr(
         _pd: *mut bindings::ib_pd,
         _start: u64,
@@ -732,6 +808,10 @@ impl<T: Provider> Adapter<T> {
         EOPNOTSUPP.to_ptr()
     }
 
+    /// # Safety
+    ///
+    /// Called by the IB core only, as the `ib_device_ops` member of the same name, with valid
+    /// arguments.
     unsafe extern "C" fn dereg_mr(
         _mr: *mut bindings::ib_mr,
         _udata: *mut bindings::ib_udata,

@@ -977,9 +977,9 @@ impl<'a> SendWr<'a> {
     /// `wr` must be the `wr` of a valid `struct ib_ud_wr` posted to a UD QP of this
     /// abstraction, valid for `'a`.
     unsafe fn from_raw(wr: *const bindings::ib_send_wr) -> Self {
-        // SAFETY: `wr` is the first field of `ib_ud_wr` (container_of with offset 0), valid
-        // for `'a` by the caller's guarantee.
         Self {
+            // SAFETY: `wr` is the first field of `ib_ud_wr` (container_of with offset 0),
+            // valid for `'a` by the caller's guarantee.
             wr: unsafe { &*wr.cast::<bindings::ib_ud_wr>() },
         }
     }
@@ -1197,6 +1197,10 @@ impl Ah {
     }
 
     /// AHs own nothing.
+    ///
+    /// # Safety
+    ///
+    /// Called by the IB core only, as `destroy_ah`.
     pub(crate) unsafe extern "C" fn destroy_ah_callback(
         _ah: *mut bindings::ib_ah,
         _flags: u32,

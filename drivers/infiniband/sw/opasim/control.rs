@@ -7,12 +7,15 @@
 //! - `<device>/port<N>/lid`, `pkeys`, `state`: read or write a port's LID (1 to 0xbfff, unique
 //!   on the fabric), P_Key table (up to 16 P_Keys, hexadecimal, separated by spaces) and state
 //!   (`active` or `down`).
+//! - `<device>/port<N>/capabilities` (read only): the port's capability masks as its users
+//!   set them with `ib_modify_port()`, `cap_mask 0x...` (InfiniBand) and `cap_mask3 0x...`
+//!   (OPA; an OPA VNIC driver sets IsEthOnFabricSupported, `0x2000`, while it serves the port).
 //!
 //! A bad value is refused with `EINVAL` (or `EEXIST` for a LID in use, `ENODEV` for an unknown
 //! device), a line in the kernel log says why, and nothing changes.
 
 use crate::{
-    port::{Port, PKEY_TABLE_LEN},
+    port::{Capabilities, Port, PKEY_TABLE_LEN},
     sim::{self, Change, Sim},
 };
 use core::fmt::Write;
@@ -67,6 +70,7 @@ enum Setting {
     Lid,
     Pkeys,
     State,
+    Capabilities,
 }
 
 /// A file of a port's setting.
@@ -90,11 +94,24 @@ impl FileOps for PortFile {
                 writeln!(w)
             }
             Setting::State => writeln!(w, "{}", if c.active { "active" } else { "down" }),
+            Setting::Capabilities => writeln!(
+                w,
+                "cap_mask {:#010x}\ncap_mask3 {:#06x}",
+                Capabilities::get(&self.port.caps.ib),
+                Capabilities::get(&self.port.caps.opa3)
+            ),
         };
         Ok(())
     }
 
     fn store(&self, input: &[u8]) -> Result {
+        if matches!(self.setting, Setting::Capabilities) {
+            pr_warn!(
+                "port {}: capabilities are read only (ib_modify_port() changes them)\n",
+                self.port.num
+            );
+            return Err(EPERM);
+        }
         let mut ws = words(input);
         let (Some(word), None) = (ws.next(), ws.next()) else {
             if !matches!(self.setting, Setting::Pkeys) {
@@ -113,6 +130,7 @@ impl FileOps for PortFile {
                     .configure(self.dev_index, &self.port, Change::Lid, |c| c.lid = lid)
             }
             Setting::Pkeys => self.store_pkeys(input),
+            Setting::Capabilities => Err(EPERM),
             Setting::State => {
                 let active = match word {
                     b"active" | b"up" => true,
@@ -155,10 +173,11 @@ pub(crate) fn port_files(
 ) -> Result {
     let name = CString::try_from_fmt(fmt!("port{}", port.num))?;
     let pdir = Dir::new(&name, Some(dir))?;
-    for (fname, setting) in [
-        (c_str!("lid"), Setting::Lid),
-        (c_str!("pkeys"), Setting::Pkeys),
-        (c_str!("state"), Setting::State),
+    for (fname, setting, mode) in [
+        (c_str!("lid"), Setting::Lid, 0o644),
+        (c_str!("pkeys"), Setting::Pkeys, 0o644),
+        (c_str!("state"), Setting::State, 0o644),
+        (c_str!("capabilities"), Setting::Capabilities, 0o444),
     ] {
         let data = Arc::new(
             PortFile {
@@ -170,7 +189,7 @@ pub(crate) fn port_files(
             GFP_KERNEL,
         )?;
         files.push(
-            File::new(sim.module(), &pdir, fname, 0o644, data)?,
+            File::new(sim.module(), &pdir, fname, mode, data)?,
             GFP_KERNEL,
         )?;
     }

@@ -4,15 +4,19 @@
 
 use crate::{
     fabric::Fabric,
-    port::{Port, PKEY_TABLE_LEN},
+    port::{Capabilities, Port, PKEY_TABLE_LEN},
     ud,
     vnic::{self, HfiVnic},
 };
+use core::sync::atomic::Ordering;
 use kernel::{
     net::skbuff::SkBuff,
     prelude::*,
     rdma::{
-        provider::{self, Device, DeviceAttr, PortAttr, PortImmutable, PortState, StatDesc},
+        provider::{
+            self, Device, DeviceAttr, PortAttr, PortCapMask, PortImmutable, PortModify, PortState,
+            StatDesc,
+        },
         verbs::{Qp, QpInit, QpType, SendWr},
         vnic::{SkbMetadata, VnicNetdev},
     },
@@ -106,11 +110,30 @@ impl provider::Provider for Hfi {
             lmc: 0,
             gid_tbl_len: 1,
             pkey_tbl_len: PKEY_TABLE_LEN as u16,
-            port_cap_flags: 0,
+            port_cap_flags: Capabilities::get(&port.caps.ib),
             max_msg_sz: 4096,
             bad_pkey_cntr: n(crate::port::Counters::get(&port.counters.rcv_bad_pkey)),
             qkey_viol_cntr: n(crate::port::Counters::get(&port.counters.rcv_qkey_viol)),
         })
+    }
+
+    /// Capability bits change as asked (as rdmavt's `rvt_modify_port()`); the Q_Key violation
+    /// counter can be zeroed. A port cannot be shut down this way: its state is the fabric's,
+    /// set in debugfs.
+    fn modify_port(dev: &Device<Self>, num: u32, change: &PortModify) -> Result {
+        let port = port_of(dev, num)?;
+        if change.shutdown {
+            return Err(EOPNOTSUPP);
+        }
+        let mask = match change.mask {
+            PortCapMask::Ib => &port.caps.ib,
+            PortCapMask::Opa3 => &port.caps.opa3,
+        };
+        Capabilities::modify(mask, change.set, change.clear);
+        if change.reset_qkey_cntr {
+            port.counters.rcv_qkey_viol.store(0, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     fn port_immutable(dev: &Device<Self>, num: u32) -> Result<PortImmutable> {

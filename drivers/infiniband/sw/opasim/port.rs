@@ -3,7 +3,7 @@
 //! A simulated OPA port: its LID and P_Key table, the QPs that receive on it, its counters.
 
 use crate::{hfi::Hfi, pkey};
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::rdma::vnic::VnicNetdev;
 use kernel::{
     new_irq_spinlock, prelude::*, rdma::irqlock::IrqSpinLock, rdma::verbs::Qp, sync::Arc,
@@ -82,6 +82,29 @@ impl Counters {
     }
 }
 
+/// The capability masks of a port, as its users set them through `ib_modify_port()` (the IB
+/// CM its `CapabilityMask`, an OPA VNIC driver its `CapabilityMask3`).
+#[derive(Default)]
+pub(crate) struct Capabilities {
+    /// `CapabilityMask` (`IB_PORT_*_SUP`).
+    pub(crate) ib: AtomicU32,
+    /// OPA `CapabilityMask3`.
+    pub(crate) opa3: AtomicU32,
+}
+
+impl Capabilities {
+    /// Sets the bits `set`, then clears the bits `clear`, of `mask`.
+    pub(crate) fn modify(mask: &AtomicU32, set: u32, clear: u32) {
+        mask.fetch_or(set, Ordering::Relaxed);
+        mask.fetch_and(!clear, Ordering::Relaxed);
+    }
+
+    /// Reads `mask`.
+    pub(crate) fn get(mask: &AtomicU32) -> u32 {
+        mask.load(Ordering::Relaxed)
+    }
+}
+
 /// A port of a simulated HFI, attached to the fabric's switch.
 #[pin_data]
 pub(crate) struct Port {
@@ -101,6 +124,8 @@ pub(crate) struct Port {
     vnics: IrqSpinLock<[Option<(u16, ARef<VnicNetdev<Hfi>>)>; MAX_VNICS]>,
     /// The port's counters.
     pub(crate) counters: Counters,
+    /// The port's capability masks.
+    pub(crate) caps: Capabilities,
 }
 
 impl Port {
@@ -120,6 +145,7 @@ impl Port {
                 qps <- new_irq_spinlock!([None, None], "opasim_port_qps"),
                 vnics <- new_irq_spinlock!([const { None }; MAX_VNICS], "opasim_port_vnics"),
                 counters: Counters::default(),
+                caps: Capabilities::default(),
             }),
             GFP_KERNEL,
         )

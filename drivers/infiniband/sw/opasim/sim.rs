@@ -266,7 +266,7 @@ impl Sim {
 
     /// Removes every device.
     pub(crate) fn clear(&self) {
-        let devices = core::mem::replace(&mut self.state.lock().devices, KVec::new());
+        let devices = core::mem::take(&mut self.state.lock().devices);
         drop(devices);
     }
 

@@ -7,7 +7,7 @@
 
 use kernel::rdma::{
     client,
-    device::Device,
+    device::{Device, PortCapMask, OPA_CAP_MASK3_IS_ETH_ON_FABRIC_SUPPORTED},
     event::{EventHandler, EventRegistration, PortEvent},
     mad::Agent,
 };
@@ -18,11 +18,16 @@ use kernel::{c_str, prelude::*};
 pub mod wire;
 
 mod encap;
+pub mod mac_table;
 pub mod vema_agent;
 mod vema_port;
 
 #[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
 mod encap_kunit;
+#[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
+mod mac_table_kunit;
+#[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
+mod vema_kunit;
 #[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
 mod wire_kunit;
 
@@ -59,6 +64,22 @@ impl Drop for VnicDevice {
     }
 }
 
+/// Tells the subnet manager, through the port's capability mask, that `port` carries
+/// Ethernet (`on`) or no longer does (`opa_vnic_ctrl_config_dev()`).
+fn advertise_eth(device: &Device, port: u32, on: bool) {
+    let bit = OPA_CAP_MASK3_IS_ETH_ON_FABRIC_SUPPORTED;
+    let (set, clear) = if on { (bit, 0) } else { (0, bit) };
+    if let Err(e) = device.modify_port_caps(port, PortCapMask::Opa3, set, clear) {
+        pr_warn!(
+            "{}: port {}: cannot {} IsEthOnFabricSupported: {:?}\n",
+            device.name(),
+            port,
+            if on { "set" } else { "clear" },
+            e
+        );
+    }
+}
+
 /// The ports' agents, by port, for the port events.
 struct PortEvents {
     agents: KVec<Arc<Agent<vema_port::VemaPort>>>,
@@ -66,8 +87,13 @@ struct PortEvents {
 
 impl EventHandler for PortEvents {
     fn port_event(&self, port: u32, event: PortEvent) {
-        if let Some(agent) = self.agents.iter().find(|a| a.port() == port) {
-            agent.handler().set_carrier(event == PortEvent::Active);
+        let Some(agent) = self.agents.iter().find(|a| a.port() == port) else {
+            return;
+        };
+        match event {
+            PortEvent::Active => agent.handler().set_carrier(true),
+            PortEvent::Error => agent.handler().set_carrier(false),
+            PortEvent::PkeyChange => agent.handler().pkeys_changed(agent.device()),
         }
     }
 }
@@ -136,6 +162,11 @@ impl client::Client for OpaVnicClient {
             EventRegistration::new(device, PortEvents { agents: for_events }),
             GFP_KERNEL,
         )?);
+        // Only the ports this driver serves: where another VNIC driver owns the agent, the
+        // bit is that driver's to set and clear.
+        for agent in vnic_dev.agents.iter() {
+            advertise_eth(device, agent.port(), true);
+        }
         Ok(vnic_dev)
     }
 
@@ -147,6 +178,10 @@ impl client::Client for OpaVnicClient {
             data.ports.1,
             data.agents.len()
         );
+        // Withdrawn before the agents and vports go, as the C driver does.
+        for agent in data.agents.iter() {
+            advertise_eth(device, agent.port(), false);
+        }
     }
 }
 

@@ -8,9 +8,11 @@
 //! what the data path reads per packet (configuration, flow table, MAC table) sits in each
 //! vport's [`IrqSpinLock`], taken briefly by the agent to publish a change and by transmit to
 //! read it. The netdev callbacks never take the port's mutex (the agent holds it while it
-//! takes RTNL to change the MTU).
+//! takes RTNL to change the MTU). A MAC table update builds the new table off the lock and
+//! only swaps a pointer under it.
 
 use crate::encap::{encap_skb, TxInfo};
+use crate::mac_table::{merge, MacIndex, MacSlot};
 use crate::vema_agent::{self, VportBackend, RESPONSE_LEN};
 use crate::wire::{
     encap::{crc32_le, entropy_from_hash, flow_table, frame_dmac},
@@ -33,7 +35,7 @@ use kernel::{
         device::Device,
         irqlock::IrqSpinLock,
         mad::{Agent, AgentSpec, Dest, MadHandler, RecvMad},
-        netdev::{AddrList, AddrLists, VnicNetdev, VnicNetdevRef, VnicStats, VnicUlp},
+        netdev::{AddrList, AddrLists, EthtoolStat, VnicNetdev, VnicNetdevRef, VnicUlp},
     },
     sync::{Arc, Mutex},
     time::{ktime_ms_delta, Ktime},
@@ -54,18 +56,17 @@ struct TxState {
     /// Checksums of the unicast and multicast lists at the last `set_rx_mode`.
     umac_hash: u32,
     mmac_hash: u32,
-    /// The MAC table: (index, entry), at most one entry per index.
-    macs: KVec<(u16, MacTableEntry)>,
+    /// The MAC table (`None`: empty), shared with the agent's [`Vport::macs`].
+    macs: Option<Arc<VportMacs>>,
 }
 
+/// A vport's MAC table.
+type VportMacs = MacIndex<KVec<MacSlot>>;
+
 impl TxState {
-    /// The DLID of the first MAC table entry for `dmac` (0 if none), as
-    /// `opa_vnic_chk_mac_tbl()`.
+    /// The DLID of the MAC table entry for `dmac` (0 if none), as `opa_vnic_chk_mac_tbl()`.
     fn lookup(&self, dmac: &[u8; 6]) -> u32 {
-        self.macs
-            .iter()
-            .find_map(|(_, e)| e.lookup(dmac))
-            .unwrap_or(0)
+        self.macs.as_ref().map_or(0, |m| m.lookup(dmac))
     }
 }
 
@@ -95,9 +96,6 @@ struct VportUlp {
     /// The port's agent, which sends the vport's traps.
     agent: Arc<Agent<VemaPort>>,
     num: u8,
-    /// The P_Key index traps go with: the full default P_Key's, else the limited one's, else
-    /// 1, as the C driver picks it (found once: traps may be sent in atomic context).
-    pkey_index: u16,
 }
 
 /// The checksum `opa_vnic_mac_send_event()` keeps of an address list
@@ -136,14 +134,14 @@ impl VportUlp {
             tx.tx.info
         };
         let port = self.agent.port();
-        let (dlid, sl, tid) = {
+        let (dlid, sl, tid, pkey_index) = {
             let mut sink = self.agent.handler().trap_sink.lock();
             if sink.lid == 0 {
                 // The EM has not said where traps go (the C driver logs "Invalid dlid").
                 return;
             }
             sink.tid = sink.tid.wrapping_add(1);
-            (sink.lid, sink.sl, sink.tid)
+            (sink.lid, sink.sl, sink.tid, sink.pkey_index)
         };
         let trap = VeswPortTrap {
             fabric_id: info.vesw.fabric_id,
@@ -164,7 +162,7 @@ impl VportUlp {
         let dest = Dest {
             dlid,
             sl,
-            pkey_index: self.pkey_index,
+            pkey_index,
             remote_qpn: 1,
         };
         if let Err(e) = self.agent.send(&dest, &mad) {
@@ -180,7 +178,7 @@ impl VportUlp {
 }
 
 /// What `ethtool -S` shows: the C driver's names, in its order.
-const ETHTOOL_STATS: &[(&str, fn(&VnicStats) -> u64)] = &[
+const ETHTOOL_STATS: &[EthtoolStat] = &[
     ("rx_packets", |s| s.netstats.rx_packets),
     ("tx_packets", |s| s.netstats.tx_packets),
     ("rx_bytes", |s| s.netstats.rx_bytes),
@@ -224,7 +222,7 @@ const ETHTOOL_STATS: &[(&str, fn(&VnicStats) -> u64)] = &[
 
 impl VnicUlp for VportUlp {
     const DRIVER_NAME: &'static CStr = c_str!("opa_vnic_rs");
-    const ETHTOOL_STATS: &'static [(&'static str, fn(&VnicStats) -> u64)] = ETHTOOL_STATS;
+    const ETHTOOL_STATS: &'static [EthtoolStat] = ETHTOOL_STATS;
 
     fn opened(&self, netdev: &VnicNetdevRef) {
         self.shared.update_state(netdev, true);
@@ -297,6 +295,9 @@ struct Vport {
     netdev: VnicNetdev<VportUlp>,
     /// The base MAC the EM set last, given to the interface.
     vema_mac: [u8; 6],
+    /// The MAC table, as transmit reads it from [`TxState::macs`]; the agent reads it here,
+    /// without the transmit lock.
+    macs: Option<Arc<VportMacs>>,
 }
 
 /// What the agent of a port keeps, under the port's lock.
@@ -340,18 +341,12 @@ impl Backend<'_> {
                     trap_count: 0,
                     umac_hash: 0,
                     mmac_hash: 0,
-                    macs: KVec::new(),
+                    macs: None,
                 }),
             }),
             GFP_KERNEL,
         )?;
         let agent = self.agent.ok_or(ENODEV)?.clone();
-        let port = self.state.port;
-        let pkey_index = self
-            .device
-            .find_pkey(port, 0xffff)
-            .or_else(|| self.device.find_pkey(port, 0x7fff))
-            .unwrap_or(1);
         let netdev = VnicNetdev::new(
             self.device,
             self.state.port,
@@ -359,7 +354,6 @@ impl Backend<'_> {
                 shared: shared.clone(),
                 agent,
                 num,
-                pkey_index,
             },
         )?;
         pr_info!(
@@ -374,6 +368,7 @@ impl Backend<'_> {
             shared,
             vema_mac: netdev.netdev().mac(),
             netdev,
+            macs: None,
         })
     }
 }
@@ -446,9 +441,9 @@ impl VportBackend for Backend<'_> {
     }
 
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {
-        if let Some(v) = self.state.vport(vport) {
-            for (index, entry) in v.shared.tx.lock().macs.iter() {
-                f(*index, entry);
+        if let Some(macs) = self.state.vport(vport).and_then(|v| v.macs.as_ref()) {
+            for s in macs.slots() {
+                f(s.index, &s.entry);
             }
         }
     }
@@ -459,42 +454,39 @@ impl VportBackend for Backend<'_> {
     fn update_mac_table(&mut self, vport: u8, table: &MacTable<'_>) -> Result<(), WireError> {
         let v = self
             .state
-            .vport(vport)
+            .vport_mut(vport)
             .ok_or(WireError::NoSuchVport(vport))?;
-        let old_len = v.shared.tx.lock().macs.len();
-        // Room for everything, allocated before taking the lock; only the agent (under the
-        // port's mutex) changes the table, so it cannot grow meanwhile.
-        let mut macs = KVec::with_capacity(old_len + table.len(), GFP_KERNEL)
+        let old = v.macs.as_deref().map_or(&[][..], |m| m.slots());
+        let mut slots = KVec::with_capacity(old.len() + table.len(), GFP_KERNEL)
             .map_err(|_| WireError::NoSpace)?;
-        let mut tx = v.shared.tx.lock();
-        for (index, entry) in tx.macs.iter() {
-            if !table.hdr.covers(*index) {
-                macs.push((*index, *entry), GFP_ATOMIC)
-                    .map_err(|_| WireError::NoSpace)?;
-            }
-        }
-        for (i, entry) in table.entries().enumerate() {
-            if !entry.is_delete() {
-                let index = table.hdr.offset.wrapping_add(i as u16);
-                macs.push((index, entry), GFP_ATOMIC)
-                    .map_err(|_| WireError::NoSpace)?;
-            }
-        }
-        let old = core::mem::replace(&mut tx.macs, macs);
-        tx.tx.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
-        drop(tx);
+        merge(old.iter(), table, &mut |s| {
+            slots.push(s, GFP_KERNEL).map_err(|_| WireError::NoSpace)
+        })?;
+        let new = if slots.is_empty() {
+            None
+        } else {
+            Some(Arc::new(MacIndex::new(slots), GFP_KERNEL).map_err(|_| WireError::NoSpace)?)
+        };
+        let old = {
+            let mut tx = v.shared.tx.lock();
+            tx.tx.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
+            core::mem::replace(&mut tx.macs, new.clone())
+        };
+        v.macs = new;
+        // The old table goes with its last reference, outside the lock.
         drop(old);
         Ok(())
     }
 
     /// `opa_vnic_release_mac_tbl()`: no entries, digest 0.
     fn release_mac_table(&mut self, vport: u8) {
-        if let Some(v) = self.state.vport(vport) {
+        if let Some(v) = self.state.vport_mut(vport) {
             let old = {
                 let mut tx = v.shared.tx.lock();
                 tx.tx.info.vport.mac_tbl_digest = 0;
-                core::mem::replace(&mut tx.macs, KVec::new())
+                tx.macs.take()
             };
+            v.macs = None;
             drop(old);
         }
     }
@@ -610,6 +602,19 @@ struct TrapSink {
     lid: u32,
     sl: u8,
     tid: u64,
+    /// The P_Key index traps go with (see [`trap_pkey_index`]).
+    pkey_index: u16,
+}
+
+/// The P_Key index of a port's traps: the full default P_Key's, else the limited one's, else
+/// 1, as `vema_get_pkey_ix()` picks it. The C driver searches the table for every trap, in
+/// atomic context too; this driver searches it when the agent starts and when the port's
+/// P_Key table changes.
+fn trap_pkey_index(device: &Device, port: u32) -> u16 {
+    device
+        .find_pkey(port, 0xffff)
+        .or_else(|| device.find_pkey(port, 0x7fff))
+        .unwrap_or(1)
 }
 
 /// The MAD handler of a port's VEMA agent.
@@ -626,7 +631,14 @@ impl VemaPort {
     /// Hands the port its own agent, once registered: vports created from then on can send
     /// traps.
     pub(crate) fn start(agent: &Arc<Agent<VemaPort>>) {
+        agent.handler().pkeys_changed(agent.device());
         agent.handler().locked.lock().agent = Some(agent.clone());
+    }
+
+    /// The port's P_Key table changed: finds the P_Key index of traps again.
+    pub(crate) fn pkeys_changed(&self, device: &Device) {
+        let index = trap_pkey_index(device, self.port);
+        self.trap_sink.lock().pkey_index = index;
     }
 
     /// `opa_vnic_event()`: the port went up or down; so does the carrier of its vports.
@@ -643,7 +655,7 @@ impl VemaPort {
         let (vports, agent) = {
             let mut locked = self.locked.lock();
             (
-                core::mem::replace(&mut locked.state.vports, KVec::new()),
+                core::mem::take(&mut locked.state.vports),
                 locked.agent.take(),
             )
         };
@@ -714,6 +726,7 @@ pub(crate) fn register(device: &Device, port: u32) -> Result<Agent<VemaPort>> {
                 lid: 0,
                 sl: 0,
                 tid: 0,
+                pkey_index: 1,
             }),
         }),
     )

@@ -33,3 +33,7 @@ pub use wire::*;
 /// The VEMA agent's request processing, as the kernel driver runs it.
 #[path = "../../../../drivers/infiniband/ulp/opa_vnic_rs/vema_agent.rs"]
 pub mod vema_agent;
+
+/// The MAC table of a virtual port as transmit reads it, as the kernel driver keeps it.
+#[path = "../../../../drivers/infiniband/ulp/opa_vnic_rs/mac_table.rs"]
+pub mod mac_table;

@@ -21,7 +21,23 @@ for d in 0 1; do
 done
 rdma link show | grep -q 'opasim0/1 .*state ACTIVE' || fail "rdma link does not show opasim0/1 ACTIVE"
 
-# The Rust VNIC driver sees them as VNIC capable.
+# CapabilityMask3 of port 1 of opasim$1, as ib_modify_port() left it.
+cap3() {
+	sed -n 's/^cap_mask3 //p' /sys/kernel/debug/opasim/opasim$1/port1/capabilities
+}
+# Both ports advertise IsEthOnFabricSupported (0x2000) or neither.
+expect_eth_cap() {
+	for d in 0 1; do
+		[ "$(cap3 $d)" = "$2" ] || fail "$1: opasim$d CapabilityMask3 is '$(cap3 $d)', expected $2"
+	done
+}
+cat /sys/kernel/debug/opasim/opasim0/port1/capabilities
+expect_eth_cap "no VNIC driver" 0x0000
+echo 0x2000 >/sys/kernel/debug/opasim/opasim0/port1/capabilities 2>/dev/null &&
+	fail "the capabilities file took a write"
+
+# The Rust VNIC driver sees them as VNIC capable and advertises Ethernet on their ports
+# while it serves them.
 must modprobe opa_vnic_rs
 log=$(dmesg_new)
 echo "$log" | grep opa_vnic_rs
@@ -29,7 +45,9 @@ for d in 0 1; do
 	echo "$log" | grep -q "opa_vnic_rs: opasim$d: ports 1-1, OPA VNIC capable: yes" ||
 		fail "opa_vnic_rs does not see opasim$d as VNIC capable"
 done
+expect_eth_cap "opa_vnic_rs loaded" 0x2000
 must rmmod opa_vnic_rs
+expect_eth_cap "opa_vnic_rs unloaded" 0x0000
 
 # umad: one device node per port, with the port's identity.
 must modprobe ib_umad
@@ -43,6 +61,7 @@ cat /sys/class/infiniband_mad/umad0/ibdev /sys/class/infiniband_mad/umad0/port
 must modprobe opa_vnic
 dmesg_new | grep -i vnic
 grep -q '^opa_vnic ' /proc/modules || fail "opa_vnic is not loaded"
+expect_eth_cap "opa_vnic loaded" 0x2000
 
 # Unloading opasim while the ULPs hold its devices is clean: they are told to let go.
 must rmmod opasim
@@ -50,7 +69,9 @@ must rmmod opasim
 [ -e /dev/infiniband/umad0 ] && fail "umad0 still exists"
 must modprobe opasim
 [ -c /dev/infiniband/umad0 ] || fail "umad0 did not come back"
+expect_eth_cap "opa_vnic, opasim reloaded" 0x2000
 must rmmod opa_vnic
+expect_eth_cap "opa_vnic unloaded" 0x0000
 must rmmod ib_umad
 for p in devices ports pkeys; do
 	echo "parameter $p: $(cat /sys/module/opasim/parameters/$p)"
