@@ -85,3 +85,27 @@ netns_host() {
 	must ip -n "$1" link set "$2" up
 	must ip -n "$1" link set lo up
 }
+
+# load_vnic_stack DRV [OPASIM_PARAM...]: opasim (with its parameters), umad
+# and the VNIC driver DRV (opa_vnic or opa_vnic_rs), the stack the VNIC
+# scenarios run each driver on; unload_vnic_stack DRV takes it down again.
+load_vnic_stack() {
+	local drv=$1
+	shift
+	must modprobe opasim "$@"
+	must modprobe ib_umad
+	must modprobe "$drv"
+}
+unload_vnic_stack() {
+	must rmmod "$1"
+	must rmmod ib_umad
+	must rmmod opasim
+}
+
+# The 16B headers (hex, entropy masked: it follows the flow hash) of the
+# IPv4 frames in opasim's capture, each once.
+capture_ipv4_headers() {
+	awk '$2 == "vnic" && substr($15, 65, 4) == "0800" {
+		h = substr($15, 1, 40); print substr(h, 1, 24) "xxxx" substr(h, 29)
+	}' /sys/kernel/debug/opasim/capture | sort -u
+}

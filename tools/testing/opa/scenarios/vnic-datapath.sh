@@ -12,20 +12,10 @@
 for b in vnic-em opasim-capture; do [ -x /opa/$b ] || fail "/opa/$b is missing"; done
 two_vport_fabric
 
-
-# The 16B headers (hex, entropy masked) of the IPv4 frames in the capture.
-headers() {
-	awk '$2 == "vnic" && substr($15, 65, 4) == "0800" {
-		h = substr($15, 1, 40); print substr(h, 1, 24) "xxxx" substr(h, 29)
-	}' /sys/kernel/debug/opasim/capture | sort -u
-}
-
 run_with() {
 	drv=$1
 	echo "=== $drv"
-	must modprobe opasim
-	must modprobe ib_umad
-	must modprobe "$drv"
+	load_vnic_stack "$drv"
 	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml
 	# Applied again, the config finds nothing to change: every field reads
 	# back as configured. And the whole state the EM reads back must be the
@@ -48,7 +38,7 @@ run_with() {
 	done
 	must /opa/opasim-capture --slid 1 --dlid 2 --pkey 0x8001 --vesw 1 --ethertype 0x0800 --min 3
 	must /opa/opasim-capture --slid 2 --dlid 1 --pkey 0x8001 --vesw 1 --ethertype 0x0800 --min 3
-	headers >"/tmp/$drv.hdr"
+	capture_ipv4_headers >"/tmp/$drv.hdr"
 	# The EM reads the state back: forwarding, link up.
 	/opa/vnic-em -d umad0 show -l 1 -v 0 --json --no-counters >/tmp/show.json ||
 		fail "$drv: show"

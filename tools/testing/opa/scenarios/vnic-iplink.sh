@@ -21,9 +21,7 @@ run_with() {
 	drv=$1
 	out=/tmp/$drv.iplink
 	echo "=== $drv"
-	must modprobe opasim
-	must modprobe ib_umad
-	must modprobe "$drv"
+	load_vnic_stack "$drv"
 	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
 	b=$(netdev_by_mac 02:00:00:00:02:00)
 	[ -n "$b" ] || fail "$drv: no netdev for LID 2"
@@ -69,9 +67,7 @@ run_with() {
 	echo "$u" | grep -q 02:00:00:00:02:77 && fail "$drv: the EM still sees the deleted secondary address"
 	echo "ucast has 02:00:00:00:02:77 after del: no" >>"$out"
 
-	must rmmod "$drv"
-	must rmmod ib_umad
-	must rmmod opasim
+	unload_vnic_stack "$drv"
 }
 
 run_with opa_vnic

@@ -14,13 +14,10 @@
 
 two_vport_fabric
 
-
 run_with() {
 	drv=$1
 	echo "=== $drv"
-	must modprobe opasim
-	must modprobe ib_umad
-	must modprobe "$drv"
+	load_vnic_stack "$drv"
 	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
 	b=$(netdev_by_mac 02:00:00:00:02:00)
 	[ -n "$b" ] || fail "$drv: no netdev for LID 2"
@@ -51,9 +48,7 @@ run_with() {
 	ls=$(grep -c '"opcode": *3' "/tmp/$drv.traps")
 	echo "unicast MAC traps $uc, link status traps $ls" >"/tmp/$drv.counts"
 	[ "$ls" = 2 ] || fail "$drv: $ls link status traps, expected 2 (up, down)"
-	must rmmod "$drv"
-	must rmmod ib_umad
-	must rmmod opasim
+	unload_vnic_stack "$drv"
 }
 
 run_with opa_vnic

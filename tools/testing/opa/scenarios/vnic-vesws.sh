@@ -50,19 +50,10 @@ mac = "02:00:00:02:0$lid:01"
 TOML
 done
 
-# The 16B headers (hex, entropy masked) of the IPv4 frames in the capture.
-headers() {
-	awk '$2 == "vnic" && substr($15, 65, 4) == "0800" {
-		h = substr($15, 1, 40); print substr(h, 1, 24) "xxxx" substr(h, 29)
-	}' /sys/kernel/debug/opasim/capture | sort -u
-}
-
 run_with() {
 	drv=$1
 	echo "=== $drv"
-	must modprobe opasim devices=2 ports=2 pkeys=0xffff,0x8001,0x8002
-	must modprobe ib_umad
-	must modprobe "$drv"
+	load_vnic_stack "$drv" devices=2 ports=2 pkeys=0xffff,0x8001,0x8002
 	must /opa/vnic-em -d umad0 apply /tmp/vesws.toml >/dev/null
 	/opa/vnic-em -d umad0 apply --check /tmp/vesws.toml >/dev/null ||
 		fail "$drv: the fabric differs from the applied config"
@@ -91,7 +82,7 @@ run_with() {
 			must /opa/opasim-capture --slid 1 --dlid $lid --pkey 0x800$v --vesw $v --ethertype 0x0800 --min 1
 			must /opa/opasim-capture --slid $lid --dlid 1 --pkey 0x800$v --vesw $v --ethertype 0x0800 --min 1
 		done
-		headers >>"/tmp/$drv.vhdr"
+		capture_ipv4_headers >>"/tmp/$drv.vhdr"
 	done
 	wc -l <"/tmp/$drv.vhdr"
 
@@ -120,9 +111,7 @@ run_with() {
 			ip netns del "v${v}l$lid"
 		done
 	done
-	must rmmod "$drv"
-	must rmmod ib_umad
-	must rmmod opasim
+	unload_vnic_stack "$drv"
 }
 
 run_with opa_vnic
