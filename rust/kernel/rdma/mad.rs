@@ -22,6 +22,9 @@ use core::{ffi::c_void, ptr::NonNull};
 /// response the MAD layer treats as header (`IB_MGMT_VENDOR_HDR`).
 pub const VENDOR_HDR_LEN: usize = bindings::IB_MGMT_VENDOR_HDR as usize;
 
+/// Length of an InfiniBand MAD (`sizeof(struct ib_mad)`), the largest MAD of base version 1.
+pub const IB_MAD_LEN: usize = 256;
+
 /// What an agent asks the MAD layer for (`struct ib_mad_reg_req`).
 pub struct AgentSpec<'a> {
     /// The management class.
@@ -285,18 +288,42 @@ pub struct RecvMad<'a> {
 }
 
 impl RecvMad<'_> {
-    /// The MAD's bytes (for an OPA port up to 2048, without the GRH).
+    /// The received bytes of the MAD that the MAD layer's buffer holds (for an OPA port up to
+    /// 2048, without the GRH).
+    ///
+    /// That is `mad_len` bytes, but never more than one segment (`mad_seg_size`): the buffer
+    /// holds one segment, and a reassembled RMPP MAD is longer than its first segment.
     pub fn bytes(&self) -> &[u8] {
-        // SAFETY: By the type invariant `wc` is valid; `recv_buf.mad` holds `mad_len` bytes of
-        // the received MAD, unchanged until the completion is freed after the handler.
+        // SAFETY: By the type invariant `wc` is valid; `recv_buf.mad` points to a buffer of at
+        // least `mad_seg_size` bytes (the MAD layer allocates every receive buffer with the
+        // port's largest MAD size, and `mad_seg_size` is at most that), of which the first
+        // `mad_len` were received; it is unchanged until the completion is freed after the
+        // handler.
         unsafe {
             let wc = &*self.wc;
             let len = usize::try_from(wc.mad_len).unwrap_or(0);
-            if wc.recv_buf.__bindgen_anon_1.mad.is_null() || len == 0 {
+            let seg = wc.mad_seg_size;
+            if wc.recv_buf.__bindgen_anon_1.mad.is_null() {
                 return &[];
             }
-            core::slice::from_raw_parts(wc.recv_buf.__bindgen_anon_1.mad.cast::<u8>(), len)
+            core::slice::from_raw_parts(wc.recv_buf.__bindgen_anon_1.mad.cast::<u8>(), len.min(seg))
         }
+    }
+
+    /// Copies the MAD into `out` and fills the rest of `out` with zeros: the MAD as a kernel
+    /// agent that reads a whole MAD sees it.
+    ///
+    /// Managers may send a MAD trimmed to its header and attribute (opa-fm does), and an
+    /// InfiniBand-sized MAD (base version 1) is 256 bytes; the MAD layer's receive buffers are
+    /// zero-filled to the port's largest MAD, so the C agents read the missing tail as zeros.
+    /// Returns the number of bytes that were received.
+    pub fn read_padded(&self, out: &mut [u8]) -> usize {
+        let b = self.bytes();
+        let n = b.len().min(out.len());
+        let (head, tail) = out.split_at_mut(n);
+        head.copy_from_slice(&b[..n]);
+        tail.fill(0);
+        n
     }
 
     /// The device the MAD arrived on.
@@ -318,14 +345,23 @@ impl RecvMad<'_> {
         unsafe { (*(*self.wc).wc).slid }
     }
 
-    /// Sends `rsp` (a whole MAD: vendor header and data, its first byte the base version)
-    /// back to where this MAD came from, with the same P_Key index.
+    /// Sends `rsp` (a whole MAD: vendor header and data) back to where this MAD came from,
+    /// with the same P_Key index.
+    ///
+    /// An answer longer than an InfiniBand MAD (256 bytes) goes in an OPA-sized send buffer,
+    /// whatever base version its header carries: an agent that copies the request's header
+    /// into its answer (as every VEMA agent does) answers an InfiniBand-version request that
+    /// way, and the MAD layer sends the whole buffer.
     ///
     /// The address handle and the send buffer are freed when the send completes.
     pub fn respond(&self, rsp: &[u8]) -> Result {
         let data_len = rsp.len().checked_sub(VENDOR_HDR_LEN).ok_or(EINVAL)?;
         let data_len = i32::try_from(data_len).map_err(|_| EINVAL)?;
-        let base_version = *rsp.first().ok_or(EINVAL)?;
+        let base_version = if rsp.len() > IB_MAD_LEN {
+            bindings::OPA_MGMT_BASE_VERSION as u8
+        } else {
+            *rsp.first().ok_or(EINVAL)?
+        };
         // SAFETY: By the type invariant the agent and the completion are valid; the agent's QP
         // and PD exist while it is registered; the GRH pointer is the received one (or null).
         let ah = from_err_ptr(unsafe {

@@ -220,6 +220,12 @@ pub trait Provider: Sized + 'static {
         Err(EOPNOTSUPP)
     }
 
+    /// The transmit queues of a new OPA VNIC netdev on `port` (hfi1 gives one per SDMA
+    /// engine); taken between 1 and [`vnic::MAX_TX_QUEUES`](super::vnic::MAX_TX_QUEUES).
+    fn vnic_tx_queues(_dev: &Device<Self>, _port: u32) -> u32 {
+        1
+    }
+
     /// `rn.set_id`: binds the netdev to a virtual Ethernet switch id, for receive.
     fn vnic_set_id(_nd: &VnicNetdev<Self>, _id: i32) {}
 
@@ -235,7 +241,8 @@ pub trait Provider: Sized + 'static {
     /// header and the frame. The driver owns the buffer (frees or passes it on).
     fn vnic_xmit(_nd: &VnicNetdev<Self>, _skb: SkBuff) {}
 
-    /// `ndo_select_queue` of a VNIC netdev, from the frame's metadata.
+    /// `ndo_select_queue` of a VNIC netdev, from the frame's metadata: a queue below
+    /// [`Provider::vnic_tx_queues`] (the stack caps a larger one, with a warning).
     fn vnic_select_queue(_nd: &VnicNetdev<Self>, _meta: &SkbMetadata) -> u16 {
         0
     }

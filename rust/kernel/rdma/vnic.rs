@@ -61,6 +61,9 @@ impl SkbMetadata {
 }
 
 /// The offset of the device's data in the private area of a VNIC netdev.
+/// The most transmit queues a VNIC netdev gets (hfi1 has 16 SDMA engines).
+pub const MAX_TX_QUEUES: u32 = 16;
+
 const PRIV_OFFSET: usize = offset_of!(bindings::opa_vnic_rdma_netdev, dev_priv);
 
 /// A VNIC netdev of the provider `T`.
@@ -224,10 +227,12 @@ impl<T: Provider> Adapter<T> {
             Err(e) => return e.to_ptr(),
         };
         let size = PRIV_OFFSET + core::mem::size_of::<T::Vnic>();
+        let txqs = T::vnic_tx_queues(dev, port).clamp(1, MAX_TX_QUEUES);
         // SAFETY: `name` is the client's C string and `setup` its setup function, valid during
-        // the call; one queue in each direction.
+        // the call; `txqs` transmit queues (at least one), one receive queue (receive does not
+        // go through the stack's queues).
         let nd = unsafe {
-            bindings::alloc_netdev_mqs(size as c_int, name, name_assign_type, setup, 1, 1)
+            bindings::alloc_netdev_mqs(size as c_int, name, name_assign_type, setup, txqs, 1)
         };
         if nd.is_null() {
             return ENOMEM.to_ptr();
