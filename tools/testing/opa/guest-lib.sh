@@ -102,10 +102,10 @@ unload_vnic_stack() {
 	must rmmod opasim
 }
 
-# The 16B headers (hex, entropy masked: it follows the flow hash) of the
+# The 16B headers (hex, entropy masked: it follows the flow hash) and VLs of the
 # IPv4 frames in opasim's capture, each once.
 capture_ipv4_headers() {
-	awk '$2 == "vnic" && substr($15, 65, 4) == "0800" {
-		h = substr($15, 1, 40); print substr(h, 1, 24) "xxxx" substr(h, 29)
+	awk '$2 == "vnic" && substr($17, 65, 4) == "0800" {
+		h = substr($17, 1, 40); print substr(h, 1, 24) "xxxx" substr(h, 29) " vl " $16
 	}' /sys/kernel/debug/opasim/capture | sort -u
 }

@@ -5,8 +5,11 @@
 //! `capture`, one packet a line:
 //!
 //! ```text
-//! 12 vnic dev 0 port 1 slid 0x1 dlid 0x2 pkey 0x8001 len 88 <hex of the first 256 bytes>
+//! 12 vnic dev 0 port 1 slid 0x1 dlid 0x2 pkey 0x8001 len 88 vl 0 <hex of the first 256 bytes>
 //! ```
+//!
+//! `vl` is the VL the packet was sent on (the VL of the driver's metadata, which the HFI puts in
+//! the PBC; `-` for a UD packet, whose VL opasim does not model).
 //!
 //! Writing `clear` to the file empties it.
 
@@ -41,6 +44,7 @@ struct Record {
     slid: u32,
     dlid: u32,
     pkey: u16,
+    vl: Option<u8>,
     len: usize,
     bytes: [u8; SNAP],
 }
@@ -80,6 +84,7 @@ impl Capture {
         slid: u32,
         dlid: u32,
         pkey: u16,
+        vl: Option<u8>,
         data: &[u8],
     ) {
         let n = data.len().min(SNAP);
@@ -96,6 +101,7 @@ impl Capture {
             slid,
             dlid,
             pkey,
+            vl,
             len: 0,
             bytes: [0; SNAP],
         });
@@ -106,6 +112,7 @@ impl Capture {
         rec.slid = slid;
         rec.dlid = dlid;
         rec.pkey = pkey;
+        rec.vl = vl;
         rec.len = data.len();
         rec.bytes[..n].copy_from_slice(&data[..n]);
     }
@@ -139,7 +146,7 @@ impl Capture {
         for r in v.iter() {
             let _ = write!(
                 w,
-                "{} {} dev {} port {} slid {:#x} dlid {:#x} pkey {:#06x} len {} ",
+                "{} {} dev {} port {} slid {:#x} dlid {:#x} pkey {:#06x} len {} vl ",
                 r.seq,
                 if r.kind == Kind::Vnic { "vnic" } else { "ud" },
                 r.dev,
@@ -149,6 +156,10 @@ impl Capture {
                 r.pkey,
                 r.len
             );
+            let _ = match r.vl {
+                Some(vl) => write!(w, "{} ", vl),
+                None => write!(w, "- "),
+            };
             for b in &r.bytes[..r.len.min(SNAP)] {
                 let _ = write!(w, "{:02x}", b);
             }

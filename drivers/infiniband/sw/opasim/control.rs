@@ -10,12 +10,19 @@
 //! - `<device>/port<N>/capabilities` (read only): the port's capability masks as its users
 //!   set them with `ib_modify_port()`, `cap_mask 0x...` (InfiniBand) and `cap_mask3 0x...`
 //!   (OPA; an OPA VNIC driver sets IsEthOnFabricSupported, `0x2000`, while it serves the port).
+//! - `<device>/port<N>/sc2vl`: the port's SC-to-VL send table, which the HFI checks every VNIC
+//!   packet against (see [`crate::integrity`]): reading shows the 32 VLs of SC0 to SC31;
+//!   writing `SC:VL` pairs changes those entries, 32 VLs replace the whole table, `default`
+//!   restores hfi1's table after reset. A VL is 0 to 7 or 15.
+//! - `<device>/port<N>/vnic_drops` (read only): the VNIC packets the HFI's integrity checks
+//!   dropped on the port, one `reason count` line per reason.
 //!
 //! A bad value is refused with `EINVAL` (or `EEXIST` for a LID in use, `ENODEV` for an unknown
 //! device), a line in the kernel log says why, and nothing changes.
 
 use crate::{
-    port::{Capabilities, Port, PKEY_TABLE_LEN},
+    integrity::{TxDrop, DEFAULT_SC2VL, NUM_DATA_VLS, NUM_SC, VL15},
+    port::{Capabilities, Counters, Port, PKEY_TABLE_LEN},
     sim::{self, Change, Sim},
 };
 use core::fmt::Write;
@@ -64,6 +71,50 @@ pub(crate) fn parse_pkeys(input: &[u8]) -> Result<[u16; PKEY_TABLE_LEN]> {
     Ok(t)
 }
 
+/// Parses a write to `sc2vl` into the new table, starting from `table`: `default`, 32 VLs, or
+/// `SC:VL` pairs. Every VL is 0 to 7 or 15.
+pub(crate) fn parse_sc2vl(input: &[u8], table: [u8; NUM_SC]) -> Result<[u8; NUM_SC]> {
+    let vl = |w: &[u8]| {
+        parse_num(w)
+            .and_then(|v| u8::try_from(v).ok())
+            .filter(|&v| v < NUM_DATA_VLS || v == VL15)
+            .ok_or(EINVAL)
+    };
+    let ws: KVec<&[u8]> = {
+        let mut v = KVec::new();
+        for w in words(input) {
+            v.push(w, GFP_KERNEL)?;
+        }
+        v
+    };
+    match ws.as_slice() {
+        [] => Err(EINVAL),
+        [b"default"] => Ok(DEFAULT_SC2VL),
+        all if all.len() == NUM_SC && !all.iter().any(|w| w.contains(&b':')) => {
+            let mut t = [0u8; NUM_SC];
+            for (d, w) in t.iter_mut().zip(all) {
+                *d = vl(w)?;
+            }
+            Ok(t)
+        }
+        pairs => {
+            let mut t = table;
+            for w in pairs {
+                let mut parts = w.splitn(2, |&b| b == b':');
+                let (Some(sc), Some(v)) = (parts.next(), parts.next()) else {
+                    return Err(EINVAL);
+                };
+                let sc = parse_num(sc)
+                    .and_then(|s| usize::try_from(s).ok())
+                    .filter(|&s| s < NUM_SC)
+                    .ok_or(EINVAL)?;
+                t[sc] = vl(v)?;
+            }
+            Ok(t)
+        }
+    }
+}
+
 /// Which setting a port file shows.
 #[derive(Clone, Copy)]
 enum Setting {
@@ -71,6 +122,8 @@ enum Setting {
     Pkeys,
     State,
     Capabilities,
+    Sc2Vl,
+    VnicDrops,
 }
 
 /// A file of a port's setting.
@@ -100,17 +153,47 @@ impl FileOps for PortFile {
                 Capabilities::get(&self.port.caps.ib),
                 Capabilities::get(&self.port.caps.opa3)
             ),
+            Setting::Sc2Vl => {
+                for (sc, vl) in self.port.sc2vl().iter().enumerate() {
+                    let _ = write!(w, "{}{}", if sc > 0 { " " } else { "" }, vl);
+                }
+                writeln!(w)
+            }
+            Setting::VnicDrops => {
+                for why in TxDrop::ALL {
+                    let n = Counters::get(self.port.tx_drops.of(why));
+                    let _ = writeln!(w, "{} {}", why.name(), n);
+                }
+                Ok(())
+            }
         };
         Ok(())
     }
 
     fn store(&self, input: &[u8]) -> Result {
-        if matches!(self.setting, Setting::Capabilities) {
-            pr_warn!(
-                "port {}: capabilities are read only (ib_modify_port() changes them)\n",
-                self.port.num
-            );
-            return Err(EPERM);
+        match self.setting {
+            Setting::Capabilities => {
+                pr_warn!(
+                    "port {}: capabilities are read only (ib_modify_port() changes them)\n",
+                    self.port.num
+                );
+                return Err(EPERM);
+            }
+            Setting::VnicDrops => {
+                pr_warn!("port {}: vnic_drops is read only\n", self.port.num);
+                return Err(EPERM);
+            }
+            Setting::Sc2Vl => {
+                let t = parse_sc2vl(input, self.port.sc2vl()).inspect_err(|_| {
+                    pr_warn!(
+                        "port {}: sc2vl takes 'default', 32 VLs, or SC:VL pairs (SC 0 to 31, VL 0 to 7 or 15)\n",
+                        self.port.num
+                    )
+                })?;
+                self.port.set_sc2vl(t);
+                return Ok(());
+            }
+            _ => {}
         }
         let mut ws = words(input);
         let (Some(word), None) = (ws.next(), ws.next()) else {
@@ -130,7 +213,7 @@ impl FileOps for PortFile {
                     .configure(self.dev_index, &self.port, Change::Lid, |c| c.lid = lid)
             }
             Setting::Pkeys => self.store_pkeys(input),
-            Setting::Capabilities => Err(EPERM),
+            Setting::Capabilities | Setting::Sc2Vl | Setting::VnicDrops => Err(EPERM),
             Setting::State => {
                 let active = match word {
                     b"active" | b"up" => true,
@@ -178,6 +261,8 @@ pub(crate) fn port_files(
         (c_str!("pkeys"), Setting::Pkeys, 0o644),
         (c_str!("state"), Setting::State, 0o644),
         (c_str!("capabilities"), Setting::Capabilities, 0o444),
+        (c_str!("sc2vl"), Setting::Sc2Vl, 0o644),
+        (c_str!("vnic_drops"), Setting::VnicDrops, 0o444),
     ] {
         let data = Arc::new(
             PortFile {

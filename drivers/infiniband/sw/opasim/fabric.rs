@@ -95,6 +95,7 @@ impl Fabric {
     }
 
     /// Records a packet sent from `from` in the capture.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn capture(
         &self,
         kind: Kind,
@@ -102,10 +103,11 @@ impl Fabric {
         slid: u32,
         dlid: u32,
         pkey: u16,
+        vl: Option<u8>,
         data: &[u8],
     ) {
         self.capture
-            .record(kind, from.dev_index, from.num, slid, dlid, pkey, data);
+            .record(kind, from.dev_index, from.num, slid, dlid, pkey, vl, data);
     }
 
     /// The active ports other than `from`, for a multicast packet: the switch floods them.

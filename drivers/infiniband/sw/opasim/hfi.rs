@@ -233,9 +233,12 @@ impl provider::Provider for Hfi {
         vnic::xmit(nd, skb)
     }
 
-    fn vnic_select_queue(_nd: &VnicNetdev<Self>, _meta: &SkbMetadata) -> u16 {
-        // One queue each way.
-        0
+    fn vnic_tx_queues(_dev: &Device<Self>, _port: u32) -> u32 {
+        crate::vnic_tx_queues.get()
+    }
+
+    fn vnic_select_queue(nd: &VnicNetdev<Self>, meta: &SkbMetadata) -> u16 {
+        vnic::select_queue(meta, nd.data().queues)
     }
 
     fn vnic_stats(nd: &VnicNetdev<Self>, stats: &mut kernel::bindings::opa_vnic_stats) {

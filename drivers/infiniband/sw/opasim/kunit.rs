@@ -5,6 +5,7 @@
 
 use crate::{
     fabric::Fabric,
+    integrity::{self, DropCounters, PortView, TxDrop, DEFAULT_SC2VL},
     pkey,
     port::{Counters, Port, PortConfig},
     ud::{self, Packet, Refusal},
@@ -157,10 +158,15 @@ kernel::kunit_suite!(
 /// A 16B packet for a frame of `eth_len` bytes, as the VNIC client builds it (header and
 /// frame, no pad or tail).
 fn client_packet(eth_len: usize) -> Option<KVec<u8>> {
+    client_packet_sc(eth_len, 0)
+}
+
+/// [`client_packet`] with SC `sc`.
+fn client_packet_sc(eth_len: usize, sc: u8) -> Option<KVec<u8>> {
     let enc = Encap {
         slid: 1,
         dlid: 2,
-        sc: 0,
+        sc,
         rc: 0,
         pkey: 0x8001,
         entropy: 0x11,
@@ -200,6 +206,9 @@ fn vnic_wire_tail() {
                     wire.len() - pkt.len() - hdr16b::ICRC_TAIL_LEN
                 );
                 kunit_expect_eq!(d.hdr.vesw_id(), 3);
+                // The tail byte: pad count, and LT 01b (tail flit) as the format gives it.
+                kunit_expect_eq!(d.tail >> 6, 1);
+                kunit_expect_eq!(d.tail & hdr16b::TAIL_PAD_MASK, d.pad);
             }
             Err(_) => kunit_expect!(false),
         }
@@ -239,4 +248,133 @@ fn vnic_size_histogram() {
 kernel::kunit_suite!(
     opasim_vnic,
     [vnic_wire_tail, vnic_wire_bad_length, vnic_size_histogram]
+);
+
+/// Port LID 1, hfi1's SC-to-VL table after reset.
+fn port_view() -> PortView {
+    PortView {
+        lid: 1,
+        lmc: 0,
+        sc2vl: DEFAULT_SC2VL,
+    }
+}
+
+fn integrity_accepts_good_packets() {
+    let p = port_view();
+    // Every SC on its VL of the default table, and frames from 60 bytes to jumbo.
+    for (sc, vl) in [(0u8, 0u8), (1, 1), (7, 7), (8, 0), (15, 15), (31, 0)] {
+        for eth_len in [60, 61, 1514, 9018] {
+            match client_packet_sc(eth_len, sc) {
+                Some(pkt) => kunit_expect!(integrity::check(&p, vl, &pkt).is_ok()),
+                None => kunit_expect!(false),
+            }
+        }
+    }
+}
+
+fn integrity_vl_mapping() {
+    let mut p = port_view();
+    let Some(pkt) = client_packet_sc(60, 3) else {
+        kunit_expect!(false);
+        return;
+    };
+    kunit_expect_eq!(
+        integrity::check(&p, 0, &pkt).err(),
+        Some(TxDrop::BadVlMapping)
+    );
+    kunit_expect!(integrity::check(&p, 3, &pkt).is_ok());
+    // A table the fabric manager changed.
+    p.sc2vl[3] = 5;
+    kunit_expect_eq!(
+        integrity::check(&p, 3, &pkt).err(),
+        Some(TxDrop::BadVlMapping)
+    );
+    kunit_expect!(integrity::check(&p, 5, &pkt).is_ok());
+    // A VL the port does not have, whatever the table says.
+    p.sc2vl[3] = 9;
+    kunit_expect_eq!(integrity::check(&p, 9, &pkt).err(), Some(TxDrop::BadVl));
+}
+
+fn integrity_slid() {
+    let mut p = port_view();
+    let Some(pkt) = client_packet(60) else {
+        kunit_expect!(false);
+        return;
+    };
+    p.lid = 2;
+    kunit_expect_eq!(integrity::check(&p, 0, &pkt).err(), Some(TxDrop::BadSlid));
+    // Under an LMC of 1, LIDs 0 and 1 are the port's.
+    p.lid = 0;
+    p.lmc = 1;
+    kunit_expect!(integrity::check(&p, 0, &pkt).is_ok());
+}
+
+fn integrity_lengths() {
+    let p = port_view();
+    let Some(mut pkt) = client_packet(60) else {
+        kunit_expect!(false);
+        return;
+    };
+    // Eight more bytes than the length field says.
+    let _ = pkt.extend_from_slice(&[0; 8], GFP_KERNEL);
+    kunit_expect_eq!(integrity::check(&p, 0, &pkt).err(), Some(TxDrop::BadLength));
+    // Not a 16B header.
+    kunit_expect_eq!(
+        integrity::check(&p, 0, &[0u8; 24]).err(),
+        Some(TxDrop::BadHeader)
+    );
+    // Longer than the VL's MTU and the largest header.
+    let long = integrity::VL_MTU + integrity::MAX_HDR_BYTES;
+    match client_packet(long) {
+        Some(pkt) => kunit_expect_eq!(integrity::check(&p, 0, &pkt).err(), Some(TxDrop::TooLong)),
+        None => kunit_expect!(false),
+    }
+    // Shorter than an Ethernet header.
+    match client_packet(6) {
+        Some(pkt) => kunit_expect_eq!(integrity::check(&p, 0, &pkt).err(), Some(TxDrop::TooSmall)),
+        None => kunit_expect!(false),
+    }
+}
+
+fn integrity_counters() {
+    let c = DropCounters::default();
+    Counters::inc(c.of(TxDrop::BadSlid));
+    Counters::inc(c.of(TxDrop::BadSlid));
+    Counters::inc(c.of(TxDrop::TooSmall));
+    let counts = TxDrop::ALL.map(|d| Counters::get(c.of(d)));
+    kunit_expect_eq!(counts, [0, 0, 0, 0, 2, 0, 0, 1]);
+    kunit_expect_eq!(TxDrop::ALL.map(|d| d as usize), [0, 1, 2, 3, 4, 5, 6, 7]);
+}
+
+fn vnic_queue_choice() {
+    use kernel::rdma::vnic::SkbMetadata;
+    let m = |vl, entropy| SkbMetadata {
+        vl,
+        entropy,
+        flags: 0,
+    };
+    // Flows of one VL spread over every queue; always a queue that exists.
+    let mut seen = [false; 4];
+    for e in 0..=255u8 {
+        let q = usize::from(vnic::select_queue(&m(2, e), 4));
+        kunit_expect!(q < 4);
+        if let Some(s) = seen.get_mut(q) {
+            *s = true;
+        }
+    }
+    kunit_expect_eq!(seen, [true; 4]);
+    kunit_expect_eq!(vnic::select_queue(&m(7, 200), 1), 0);
+    kunit_expect_eq!(vnic::select_queue(&m(7, 200), 0), 0);
+}
+
+kernel::kunit_suite!(
+    opasim_integrity,
+    [
+        integrity_accepts_good_packets,
+        integrity_vl_mapping,
+        integrity_slid,
+        integrity_lengths,
+        integrity_counters,
+        vnic_queue_choice
+    ]
 );

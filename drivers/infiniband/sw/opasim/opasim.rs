@@ -19,6 +19,7 @@ mod capture;
 mod control;
 mod fabric;
 mod hfi;
+mod integrity;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit;
 mod pkey;
@@ -54,6 +55,12 @@ kernel::module_param_charp!(
     "P_Key table of the ports made at load time (up to 16, comma-separated)"
 );
 
+kernel::module_param_uint!(
+    vnic_tx_queues,
+    4,
+    "Transmit queues of each VNIC netdev (1 to 16), as hfi1 gives one per SDMA engine"
+);
+
 /// The most devices made at load time.
 const MAX_LOAD_DEVICES: u32 = 16;
 
@@ -75,6 +82,14 @@ impl kernel::Module for OpasimModule {
         let table = control::parse_pkeys(pkeys.get().as_bytes()).inspect_err(|_| {
             pr_err!("pkeys: 1 to 16 P_Keys up to 0xffff, key part not 0, comma-separated\n")
         })?;
+        let txqs = vnic_tx_queues.get();
+        if txqs == 0 || txqs > kernel::rdma::vnic::MAX_TX_QUEUES {
+            pr_err!(
+                "vnic_tx_queues is 1 to {}\n",
+                kernel::rdma::vnic::MAX_TX_QUEUES
+            );
+            return Err(EINVAL);
+        }
         if ndev > MAX_LOAD_DEVICES || nports == 0 || nports > sim::MAX_DEVICE_PORTS {
             pr_err!(
                 "devices is 0 to {}, ports 1 to {}\n",

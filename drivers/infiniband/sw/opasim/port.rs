@@ -2,7 +2,11 @@
 
 //! A simulated OPA port: its LID and P_Key table, the QPs that receive on it, its counters.
 
-use crate::{hfi::Hfi, pkey};
+use crate::{
+    hfi::Hfi,
+    integrity::{DropCounters, PortView, DEFAULT_SC2VL, NUM_SC},
+    pkey,
+};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::rdma::vnic::VnicNetdev;
 use kernel::{
@@ -122,8 +126,13 @@ pub(crate) struct Port {
     /// The open VNIC netdevs of the port, by vesw id.
     #[pin]
     vnics: IrqSpinLock<[Option<(u16, ARef<VnicNetdev<Hfi>>)>; MAX_VNICS]>,
+    /// The port's SC-to-VL send table, which the HFI checks every VNIC packet against.
+    #[pin]
+    sc2vl: IrqSpinLock<[u8; NUM_SC]>,
     /// The port's counters.
     pub(crate) counters: Counters,
+    /// The VNIC packets the HFI's integrity checks dropped, by reason.
+    pub(crate) tx_drops: DropCounters,
     /// The port's capability masks.
     pub(crate) caps: Capabilities,
 }
@@ -144,7 +153,9 @@ impl Port {
                 config <- new_irq_spinlock!(config, "opasim_port_config"),
                 qps <- new_irq_spinlock!([None, None], "opasim_port_qps"),
                 vnics <- new_irq_spinlock!([const { None }; MAX_VNICS], "opasim_port_vnics"),
+                sc2vl <- new_irq_spinlock!(DEFAULT_SC2VL, "opasim_port_sc2vl"),
                 counters: Counters::default(),
+                tx_drops: DropCounters::default(),
                 caps: Capabilities::default(),
             }),
             GFP_KERNEL,
@@ -165,6 +176,26 @@ impl Port {
     pub(crate) fn active_lid(&self) -> Option<u32> {
         let c = self.config.lock();
         (c.active && c.lid != 0).then_some(c.lid)
+    }
+
+    /// The port's SC-to-VL send table.
+    pub(crate) fn sc2vl(&self) -> [u8; NUM_SC] {
+        *self.sc2vl.lock()
+    }
+
+    /// Replaces the port's SC-to-VL send table.
+    pub(crate) fn set_sc2vl(&self, t: [u8; NUM_SC]) {
+        *self.sc2vl.lock() = t;
+    }
+
+    /// What the send-side checks need of the port, if it is active.
+    pub(crate) fn tx_view(&self) -> Option<PortView> {
+        let lid = self.active_lid()?;
+        Some(PortView {
+            lid,
+            lmc: 0,
+            sc2vl: self.sc2vl(),
+        })
     }
 
     /// The P_Key at `index`, if the entry exists and is not empty.

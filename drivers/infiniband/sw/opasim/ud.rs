@@ -68,7 +68,7 @@ pub(crate) fn send(qp: &Qp<Hfi>, wr: &SendWr<'_>) -> Result {
     Counters::add(&port.counters.xmit_bytes, payload.len() as u64);
     qp.complete_send(wr, WcStatus::Success);
     dev.fabric
-        .capture(Kind::Ud, port, slid, pkt.dlid, pkey, pkt.payload);
+        .capture(Kind::Ud, port, slid, pkt.dlid, pkey, None, pkt.payload);
     if let Some(to) = dev.fabric.forward(port, pkt.dlid) {
         // Refusals are counted by the receiving port.
         let _ = receive(&to, &pkt);

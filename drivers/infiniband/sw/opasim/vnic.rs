@@ -11,6 +11,7 @@ use crate::{
     capture::Kind,
     fabric::{self, Fabric},
     hfi::Hfi,
+    integrity::{self, TxDrop},
     port::{Counters, Port},
     wire::hdr16b::{self, Hdr16b, RxLen},
 };
@@ -137,6 +138,8 @@ pub(crate) struct HfiVnic {
     fabric: Arc<Fabric>,
     vesw_id: AtomicU32,
     up: AtomicBool,
+    /// The netdev's transmit queues (the `vnic_tx_queues` parameter when it was made).
+    pub(crate) queues: u32,
     /// The netdev's statistics.
     pub(crate) stats: VnicCounters,
 }
@@ -149,6 +152,7 @@ impl HfiVnic {
             fabric,
             vesw_id: AtomicU32::new(0),
             up: AtomicBool::new(false),
+            queues: crate::vnic_tx_queues.get(),
             stats: VnicCounters::default(),
         }
     }
@@ -209,10 +213,11 @@ pub(crate) fn xmit(nd: &VnicNetdev<Hfi>, mut skb: SkBuff) {
     }
     if meta.flags & SKB_MDATA_ENCAP_ERR != 0 {
         Counters::inc(&s.tx_dlid_zero);
+        Counters::inc(v.port.tx_drops.of(TxDrop::EncapErr));
         count_tx(s, &skb, false);
         return;
     }
-    let ok = send(v, skb.data()).inspect_err(|&e| {
+    let ok = send(v, meta.vl, skb.data()).inspect_err(|&e| {
         if e == ENOMEM {
             Counters::inc(&s.tx_fifo_errors);
         } else {
@@ -232,10 +237,18 @@ fn count_tx(s: &VnicCounters, skb: &SkBuff, good: bool) {
     s.tx_grp.count(skb.data(), skb.len() as usize, good);
 }
 
+/// The queue of a frame, from the metadata the ULP pushed in front of it: hfi1 picks an SDMA
+/// engine by VL and entropy (`hfi1_vnic_select_queue()`, `sdma_select_engine_vl()`); opasim
+/// spreads the flows of each VL over its `queues` queues the same way.
+pub(crate) fn select_queue(meta: &SkbMetadata, queues: u32) -> u16 {
+    let q = (u32::from(meta.vl) + u32::from(meta.entropy)) % queues.max(1);
+    q as u16
+}
+
 /// What the HFI puts on the wire for the 16B packet `pkt` (header and frame, as the client
 /// built it): the packet, the pad up to the length of the header's length field, a zero
-/// ICRC and the tail byte with the pad count. `EINVAL` if the header is bad or its length
-/// does not fit the packet.
+/// ICRC and the tail byte with the pad count and the LT bits of a tail flit. `EINVAL` if the
+/// header is bad or its length does not fit the packet.
 pub(crate) fn wire_packet(pkt: &[u8]) -> Result<(Hdr16b, KVec<u8>)> {
     let hdr = Hdr16b::decode(pkt).map_err(|_| EINVAL)?;
     let total = usize::from(hdr.len_qw) * 8;
@@ -247,21 +260,34 @@ pub(crate) fn wire_packet(pkt: &[u8]) -> Result<(Hdr16b, KVec<u8>)> {
     wire.extend_from_slice(pkt, GFP_ATOMIC)?;
     wire.extend_from_slice(&[0u8; 12][..pad + hdr16b::ICRC_TAIL_LEN], GFP_ATOMIC)?;
     hdr16b::write_tail(&mut wire[pkt.len()..], pad as u8).map_err(|_| EINVAL)?;
+    if let Some(tail) = wire.last_mut() {
+        *tail |= hdr16b::TAIL_LT_TAIL_FLIT;
+    }
     Ok((hdr, wire))
 }
 
-/// Sends the 16B packet `pkt` (header and frame) from the port of `v`: appends pad, ICRC and
-/// tail, and hands it to the switch.
-fn send(v: &HfiVnic, pkt: &[u8]) -> Result {
-    let (hdr, wire) = wire_packet(pkt)?;
+/// Sends the 16B packet `pkt` (header and frame) from the port of `v` on `vl`: the HFI's
+/// integrity checks (a packet that fails one is counted by reason and dropped, and the driver
+/// is not told, as with hfi1), then pad, ICRC and tail, and the switch.
+fn send(v: &HfiVnic, vl: u8, pkt: &[u8]) -> Result {
     let port = &v.port;
-    if port.active_lid().is_none() {
-        return Err(EINVAL);
+    let view = port.tx_view().ok_or(EINVAL)?;
+    if let Err(why) = integrity::check(&view, vl, pkt) {
+        Counters::inc(port.tx_drops.of(why));
+        return Ok(());
     }
+    let (hdr, wire) = wire_packet(pkt)?;
     Counters::inc(&port.counters.xmit_packets);
     Counters::add(&port.counters.xmit_bytes, wire.len() as u64);
-    v.fabric
-        .capture(Kind::Vnic, port, hdr.slid, hdr.dlid, hdr.pkey, &wire);
+    v.fabric.capture(
+        Kind::Vnic,
+        port,
+        hdr.slid,
+        hdr.dlid,
+        hdr.pkey,
+        Some(vl),
+        &wire,
+    );
     if fabric::is_multicast(hdr.dlid) {
         for to in v.fabric.flood(port).iter() {
             receive(to, &wire);

@@ -12,6 +12,15 @@
 //! packet's length and a valid tail byte with the pad count. The program prints each packet and
 //! fails if one is wrong, or if fewer than `--min` (default 1) correct ones carry an Ethernet
 //! frame of the type given by `--ethertype` (any type without it).
+//!
+//! ```text
+//! opasim-capture --list [--file F]
+//! ```
+//!
+//! prints every VNIC packet decoded, one a line, without its entropy (which follows the flow
+//! hash): `slid S dlid D vl V sc C rc R pkey P vesw W len N type T`, the type being the
+//! ethertype, or for a VLAN-tagged frame `8100/pcpP/T` with the inner one. Two runs of the same
+//! frames under two drivers list the same lines when the drivers build the same headers.
 
 use opa_wire::wire::hdr16b;
 use std::process::ExitCode;
@@ -122,13 +131,55 @@ fn check(a: &Args, len: usize, bytes: &[u8]) -> Result<(u16, String), String> {
     )))
 }
 
+/// `--list`: every VNIC packet of the capture, decoded.
+fn list(file: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.len() != 17 || w[1] != "vnic" {
+            continue;
+        }
+        let bytes = hex(w[16]).ok_or_else(|| format!("bad hex in '{line}'"))?;
+        let Ok(h) = hdr16b::Hdr16b::decode(&bytes) else {
+            println!("undecodable {}", w[16]);
+            continue;
+        };
+        let eth = bytes.get(hdr16b::HDR_LEN..).unwrap_or(&[]);
+        let be16 = |at: usize| {
+            eth.get(at..at + 2)
+                .map(|b| u16::from_be_bytes([b[0], b[1]]))
+        };
+        let ty = match be16(12) {
+            Some(t @ (0x8100 | 0x88a8)) => format!(
+                "{t:04x}/pcp{}/{:04x}",
+                be16(14).unwrap_or(0) >> 13,
+                be16(16).unwrap_or(0)
+            ),
+            Some(t) => format!("{t:04x}"),
+            None => "-".into(),
+        };
+        println!(
+            "slid {:#x} dlid {:#x} vl {} sc {} rc {} pkey {:#06x} vesw {} len {} type {ty}",
+            h.slid,
+            h.dlid,
+            w[15],
+            h.sc,
+            h.rc,
+            h.pkey,
+            h.vesw_id(),
+            h.len_qw
+        );
+    }
+    Ok(())
+}
+
 fn run(a: &Args) -> Result<(), String> {
     let text = std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file))?;
     let (mut good, mut bad) = (0, 0);
     for line in text.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
-        // seq kind dev D port P slid S dlid D pkey K len N hex
-        if w.len() != 15 || w[1] != "vnic" {
+        // seq kind dev D port P slid S dlid D pkey K len N vl V hex
+        if w.len() != 17 || w[1] != "vnic" {
             continue;
         }
         let (Some(slid), Some(dlid), Some(len)) = (num(w[7]), num(w[9]), num(w[13])) else {
@@ -137,13 +188,13 @@ fn run(a: &Args) -> Result<(), String> {
         if slid != a.slid || dlid != a.dlid {
             continue;
         }
-        let bytes = hex(w[14]).ok_or_else(|| format!("bad hex in '{line}'"))?;
+        let bytes = hex(w[16]).ok_or_else(|| format!("bad hex in '{line}'"))?;
         match check(a, len as usize, &bytes) {
             Ok((et, desc)) => {
                 if a.ethertype.map_or(true, |t| t == et) {
                     good += 1;
                 }
-                println!("ok   #{} {desc}", w[0]);
+                println!("ok   #{} vl {} {desc}", w[0], w[15]);
             }
             Err(e) => {
                 bad += 1;
@@ -165,6 +216,24 @@ fn run(a: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("--list") {
+        let file = match argv.get(1..) {
+            Some([o, f]) if o == "--file" => f.clone(),
+            Some([]) => "/sys/kernel/debug/opasim/capture".into(),
+            _ => {
+                eprintln!("usage: opasim-capture --list [--file F]");
+                return ExitCode::FAILURE;
+            }
+        };
+        return match list(&file) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("opasim-capture: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let a = match parse() {
         Ok(a) => a,
         Err(e) => {
