@@ -65,7 +65,6 @@ pub(crate) fn encap_skb(
     let frame_tci = rules::frame_vlan_tci(frame);
     let (l3, l4) = l3_l4(frame, skb.protocol());
     let eth_len = skb.len() as usize;
-    let hw_tci = skb.vlan_tci();
 
     let info = &tx.info;
     let entropy = rules::entropy_from_hash(skb.hash());
@@ -91,7 +90,9 @@ pub(crate) fn encap_skb(
         Some(h) => h.encode(hdr).map_err(|_| EINVAL)?,
         None => hdr.fill(0),
     }
-    let vl = info.vport.select_vl(&dmac, hw_tci);
+    // SC and VL from the same tag, so that the pair agrees with the fabric's SC-to-VL table
+    // whenever the EM's tables do (hfi1 drops the packet otherwise).
+    let vl = info.vport.select_vl(&dmac, frame_tci);
     let flags = if header.is_some() { 0 } else { MDATA_ENCAP_ERR };
     skb.push(MDATA_LEN)?
         .copy_from_slice(&[vl, entropy, flags, 0]);

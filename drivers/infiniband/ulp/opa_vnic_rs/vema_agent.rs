@@ -8,15 +8,17 @@
 //! no locking of its own: the kernel driver calls it under the port's lock with a backend made
 //! of its netdevs; the host tests call it with a backend made of plain values.
 //!
-//! The answers are those of the C driver (`opa_vnic_vema.c`), with two deliberate
-//! differences, both for requests the C driver mishandles:
+//! The answers are those of the C driver (`opa_vnic_vema.c`), with one deliberate difference,
+//! for requests the C driver mishandles: the interface MAC lists are capped at what fits in one
+//! MAD (333 addresses), where the C driver writes past the end of the response when an
+//! interface has more.
 //!
-//! - A MAD whose base version, class version or OUI is not VEMA's is answered with the MAD
-//!   status of the fault (bad version, or invalid attribute value) instead of being processed.
-//!   The MAD layer filters these before the C agent sees them, so on a working fabric the two
-//!   behave the same.
-//! - The interface MAC lists are capped at what fits in one MAD (333 addresses), where the C
-//!   driver writes past the end of the response when an interface has more.
+//! Like the C agent, [`process`] does not look at the base version, class version or OUI of a
+//! request: the MAD layer delivers the agent only MADs of its class, class version and OUI, and
+//! a MAD of base version 1 (InfiniBand-sized) is answered as the C agent answers it, processed
+//! like any other with the request's header copied into the answer. A request is read whole
+//! (2048 bytes): the kernel driver zero-fills one that arrived trimmed, as the MAD layer's
+//! buffers are for the C agent.
 
 use crate::wire::{
     mad::{VemaMadHdr, VemaOp, IB_MGMT_VENDOR_HDR, OPA_MGMT_MAD_SIZE},
@@ -95,10 +97,7 @@ pub fn process<B: VportBackend + ?Sized>(
     let (rsp_hdr, rsp_data) = rsp.split_at_mut(IB_MGMT_VENDOR_HDR);
 
     let mut out = hdr.response();
-    let status = match hdr
-        .check_class()
-        .and_then(|()| VemaOp::classify(hdr.mad_hdr.method, hdr.mad_hdr.attr_id))
-    {
+    let status = match VemaOp::classify(hdr.mad_hdr.method, hdr.mad_hdr.attr_id) {
         Ok(op) => answer(backend, op, hdr.vport_num(), req_data, rsp_data),
         Err(e) => Status::Error(e),
     };

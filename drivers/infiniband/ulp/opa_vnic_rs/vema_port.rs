@@ -15,8 +15,11 @@ use crate::encap::{encap_skb, TxInfo};
 use crate::mac_table::{merge, MacIndex, MacSlot};
 use crate::vema_agent::{self, VportBackend, RESPONSE_LEN};
 use crate::wire::{
-    encap::{crc32_le, entropy_from_hash, flow_table, frame_dmac},
-    mad::{INTEL_OUI, METHOD_GET, METHOD_SET, OPA_EMA_CLASS_VERSION, OPA_MGMT_CLASS_INTEL_EMA},
+    encap::{crc32_le, entropy_from_hash, flow_table, frame_dmac, frame_vlan_tci},
+    mad::{
+        INTEL_OUI, METHOD_GET, METHOD_SET, OPA_EMA_CLASS_VERSION, OPA_MGMT_CLASS_INTEL_EMA,
+        OPA_MGMT_MAD_SIZE,
+    },
     trap::{
         VemaTrapMad, VeswPortTrap, TRAP_ETH_LINK_STATUS_CHANGE, TRAP_IFACE_MCAST_MAC_CHANGE,
         TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
@@ -118,6 +121,9 @@ impl VportUlp {
         let info = {
             let mut tx = self.shared.tx.lock();
             let now = Ktime::ktime_get();
+            // As `opa_vnic_vema_send_trap()`: every attempt in an open window counts, but only
+            // a trap actually posted opens a window (below), so attempts that send nothing
+            // (no trap LID yet) cannot use up the burst of the first real traps.
             match tx.trap_window {
                 Some(start) if ktime_ms_delta(now, start) < TRAP_WINDOW_MS => {
                     if tx.trap_count >= TRAP_BURST_LIMIT {
@@ -126,10 +132,7 @@ impl VportUlp {
                     }
                     tx.trap_count += 1;
                 }
-                _ => {
-                    tx.trap_window = Some(now);
-                    tx.trap_count = 0;
-                }
+                _ => tx.trap_count = 0,
             }
             tx.tx.info
         };
@@ -165,14 +168,21 @@ impl VportUlp {
             pkey_index,
             remote_qpn: 1,
         };
-        if let Err(e) = self.agent.send(&dest, &mad) {
-            pr_err!(
+        match self.agent.send(&dest, &mad) {
+            Ok(()) => {
+                // The first trap posted outside a window opens one.
+                let mut tx = self.shared.tx.lock();
+                if tx.trap_count == 0 {
+                    tx.trap_window = Some(Ktime::ktime_get());
+                }
+            }
+            Err(e) => pr_err!(
                 "vport {}: trap {} to LID {:#x} not sent: {:?}\n",
                 self.num,
                 opcode,
                 dlid,
                 e
-            );
+            ),
         }
     }
 }
@@ -241,17 +251,12 @@ impl VnicUlp for VportUlp {
 
     fn vl_entropy(&self, skb: &mut SkBuff) -> (u8, u8) {
         let entropy = entropy_from_hash(skb.hash());
-        let Some(dmac) = frame_dmac(skb.data()) else {
+        let frame = skb.data();
+        let Some(dmac) = frame_dmac(frame) else {
             return (0, entropy);
         };
-        let vl = self
-            .shared
-            .tx
-            .lock()
-            .tx
-            .info
-            .vport
-            .select_vl(&dmac, skb.vlan_tci());
+        let tci = frame_vlan_tci(frame);
+        let vl = self.shared.tx.lock().tx.info.vport.select_vl(&dmac, tci);
         (vl, entropy)
     }
 
@@ -590,6 +595,9 @@ impl VportBackend for Backend<'_> {
 /// The state of a port's agent and the buffer its answers are built in.
 struct Locked {
     state: PortState,
+    /// The request being answered, zero-filled past what arrived (see
+    /// [`RecvMad::read_padded`]).
+    req: KBox<[u8; OPA_MGMT_MAD_SIZE]>,
     rsp: KBox<[u8; RESPONSE_LEN]>,
     /// The agent itself, for the netdevs it creates to send traps through. This reference
     /// cycle (agent, handler, agent) is broken by [`VemaPort::shut_down`].
@@ -667,14 +675,22 @@ impl VemaPort {
 impl MadHandler for VemaPort {
     fn recv(&self, mad: &RecvMad<'_>) {
         let mut guard = self.locked.lock();
-        let Locked { state, rsp, agent } = &mut *guard;
+        let Locked {
+            state,
+            req,
+            rsp,
+            agent,
+        } = &mut *guard;
+        // A request may arrive trimmed to its attribute (as opa-fm sends them) or at the size
+        // of an InfiniBand MAD: it is read as the C agent reads it, zero-filled to a whole MAD.
+        mad.read_padded(&mut req[..]);
         let mut backend = Backend {
             state,
             device: mad.device(),
             trap_sink: &self.trap_sink,
             agent: agent.as_ref(),
         };
-        match vema_agent::process(&mut backend, mad.bytes(), &mut rsp[..]) {
+        match vema_agent::process(&mut backend, &req[..], &mut rsp[..]) {
             Ok(len) => {
                 if let Err(e) = mad.respond(&rsp[..len]) {
                     pr_warn!(
@@ -704,6 +720,7 @@ pub(crate) fn register(device: &Device, port: u32) -> Result<Agent<VemaPort>> {
         methods: &[METHOD_GET, METHOD_SET],
         rmpp_version: 1,
     };
+    let req = KBox::new([0u8; OPA_MGMT_MAD_SIZE], GFP_KERNEL)?;
     let rsp = KBox::new([0u8; RESPONSE_LEN], GFP_KERNEL)?;
     // Inside `try_pin_init!` a field's name stands for the initialised field.
     let opa_port = port;
@@ -719,6 +736,7 @@ pub(crate) fn register(device: &Device, port: u32) -> Result<Agent<VemaPort>> {
                     class_port_info: ClassPortInfo::ZERO,
                     vports: KVec::new(),
                 },
+                req,
                 rsp,
                 agent: None,
             }),

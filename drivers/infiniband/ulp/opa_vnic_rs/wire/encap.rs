@@ -138,13 +138,19 @@ impl PerVeswPortInfo {
         }
     }
 
-    /// The VL of a frame (`opa_vnic_get_vl()`): like
-    /// [`PerVeswPortInfo::select_sc`] but on the VL tables, and keyed by
-    /// the offloaded (skb metadata) VLAN tag, not a tag in the frame.
+    /// The VL of a frame: like [`PerVeswPortInfo::select_sc`], on the VL tables and keyed by
+    /// the same VLAN tag, the one in the frame, so that SC and VL always come from the same
+    /// row of the EM's tables.
+    ///
+    /// hfi1 drops a packet whose VL (in the PBC) is not the SC-to-VL mapping of its header's
+    /// SC, so the pair must agree. The C driver's `opa_vnic_get_vl()` keys the VL by the
+    /// offloaded VLAN tag of the skb, which a VNIC netdev (no VLAN offload) never has, while
+    /// its SC looks for a tag in the bytes in front of the frame (see
+    /// `Documentation/infiniband/opa_vnic_rs_wire.rst`).
     #[inline]
-    pub fn select_vl(&self, dmac: &[u8; ETH_ALEN], hw_tci: Option<u16>) -> u8 {
+    pub fn select_vl(&self, dmac: &[u8; ETH_ALEN], frame_tci: Option<u16>) -> u8 {
         let mc = is_multicast_ether_addr(dmac);
-        match hw_tci {
+        match frame_tci {
             Some(tci) => {
                 let tbl = if mc {
                     &self.pcp_to_vl_mc

@@ -303,12 +303,18 @@ pub struct Encap {
 impl Encap {
     /// The header for an Ethernet frame of `eth_len` bytes, as
     /// `opa_vnic_encap_skb()` builds it (BECN, FECN and reserved bits 0).
+    ///
+    /// LIDs are masked to the 24 bits the header has room for, as the C
+    /// driver writes them (the EM's LID fields are 32 bits wide); an SC
+    /// that does not fit 5 bits or a frame too long for the length field
+    /// is refused, where the C driver would spill into the neighbouring
+    /// fields.
     #[inline]
     pub fn header(&self, eth_len: usize) -> Result<Hdr16b, WireError> {
         let len = wire_len(eth_len)?;
         let hdr = Hdr16b {
-            slid: self.slid,
-            dlid: self.dlid,
+            slid: self.slid & MAX_LID,
+            dlid: self.dlid & MAX_LID,
             len_qw: len.len_qw,
             becn: false,
             fecn: false,
