@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `vnic-send`: sends crafted Ethernet frames through a network interface (a packet socket),
+//! so that a test covers every traffic class a VNIC driver tells apart, with frames that are
+//! the same byte for byte under each driver.
+//!
+//! ```text
+//! vnic-send --dev IF --kind K [--count N] [--flows N] [--len L] [--dmac MAC] [--vlan PCP]
+//!           [--raw]
+//! ```
+//!
+//! Kinds, one per routing control class and beyond: `ipv4-tcp`, `ipv4-udp`, `ipv4-icmp`,
+//! `ipv4-gre` (IPv4, neither TCP nor UDP), `ipv6-tcp`, `ipv6-udp`, `ipv6-icmp`, `arp`, `other`
+//! (ethertype 0x88b5, the default class). `--count` frames (default 1) are spread over
+//! `--flows` flows (default 1: the source port, or the last octet of the source address,
+//! differs per flow, so the flow hash and the entropy do). `--len` is the frame length without
+//! FCS (default: 60, or the headers if longer; up to 16000 for jumbo frames). `--dmac` is the destination MAC (default
+//! broadcast); `--vlan PCP` inserts an 802.1Q tag, VLAN 10, with that priority. The source MAC
+//! is the interface's.
+//!
+//! Frames go through a `SOCK_DGRAM` packet socket, which has the kernel write the Ethernet
+//! header with the headroom the interface asks for; `--raw` sends the whole frame through a
+//! `SOCK_RAW` one instead, which leaves only `hard_header_len` in front of the frame (the C
+//! `opa_vnic` then pushes its header past the start of the buffer: see opa_vnic_rs_wire.rst).
+
+use std::ffi::CString;
+use std::process::ExitCode;
+
+struct Args {
+    dev: String,
+    kind: String,
+    count: u32,
+    flows: u32,
+    len: Option<usize>,
+    dmac: [u8; 6],
+    vlan: Option<u8>,
+    raw: bool,
+}
+
+fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let v: Vec<u8> = s
+        .split(':')
+        .map(|p| u8::from_str_radix(p, 16).ok())
+        .collect::<Option<_>>()?;
+    v.try_into().ok()
+}
+
+fn parse() -> Result<Args, String> {
+    let usage = "usage: vnic-send --dev IF --kind K [--count N] [--flows N] [--len L] [--dmac MAC] [--vlan PCP] [--raw]";
+    let mut a = Args {
+        dev: String::new(),
+        kind: String::new(),
+        count: 1,
+        flows: 1,
+        len: None,
+        dmac: [0xff; 6],
+        vlan: None,
+        raw: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(o) = it.next() {
+        if o == "--raw" {
+            a.raw = true;
+            continue;
+        }
+        let v = it.next().ok_or(usage)?;
+        let bad = || format!("bad value '{v}' for {o}");
+        match o.as_str() {
+            "--dev" => a.dev = v.clone(),
+            "--kind" => a.kind = v.clone(),
+            "--count" => a.count = v.parse().map_err(|_| bad())?,
+            "--flows" => a.flows = v.parse().map_err(|_| bad())?,
+            "--len" => a.len = Some(v.parse().map_err(|_| bad())?),
+            "--dmac" => a.dmac = parse_mac(&v).ok_or_else(bad)?,
+            "--vlan" => a.vlan = Some(v.parse().ok().filter(|&p: &u8| p < 8).ok_or_else(bad)?),
+            _ => return Err(usage.into()),
+        }
+    }
+    if a.dev.is_empty() || a.kind.is_empty() || a.flows == 0 {
+        return Err(usage.into());
+    }
+    if a.len.is_some_and(|l| !(60..=16000).contains(&l)) {
+        return Err("--len is 60 to 16000".into());
+    }
+    Ok(a)
+}
+
+/// The frame of flow `flow`: Ethernet header (and tag), then the kind's headers, zero-filled
+/// to `len` bytes.
+fn frame(a: &Args, smac: &[u8; 6], flow: u32) -> Result<Vec<u8>, String> {
+    // Room for the longest headers (tag, IPv6, ports); trimmed to the length below.
+    let len = a.len.unwrap_or(80);
+    let mut f = Vec::with_capacity(len);
+    f.extend_from_slice(&a.dmac);
+    f.extend_from_slice(smac);
+    if let Some(pcp) = a.vlan {
+        f.extend_from_slice(&0x8100u16.to_be_bytes());
+        f.extend_from_slice(&((u16::from(pcp) << 13) | 10).to_be_bytes());
+    }
+    let low = (flow & 0xff) as u8;
+    let port = 10000u16.wrapping_add(flow as u16);
+    let l4 = |f: &mut Vec<u8>, proto: u8| {
+        if proto == 6 || proto == 17 {
+            f.extend_from_slice(&port.to_be_bytes());
+            f.extend_from_slice(&5201u16.to_be_bytes());
+        }
+    };
+    let ipv4 = |f: &mut Vec<u8>, proto: u8| {
+        f.extend_from_slice(&0x0800u16.to_be_bytes());
+        let total = (len - f.len() - 2) as u16;
+        f.extend_from_slice(&[0x45, 0]);
+        f.extend_from_slice(&total.to_be_bytes());
+        f.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
+        f.extend_from_slice(&[10, 13, 0, low, 10, 13, 1, 1]);
+        l4(f, proto);
+    };
+    let ipv6 = |f: &mut Vec<u8>, proto: u8| {
+        f.extend_from_slice(&0x86ddu16.to_be_bytes());
+        let payload = (len - f.len() - 2 - 40) as u16;
+        f.extend_from_slice(&[0x60, 0, 0, 0]);
+        f.extend_from_slice(&payload.to_be_bytes());
+        f.extend_from_slice(&[proto, 64]);
+        f.extend_from_slice(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, low]);
+        f.extend_from_slice(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
+        l4(f, proto);
+    };
+    match a.kind.as_str() {
+        "ipv4-tcp" => ipv4(&mut f, 6),
+        "ipv4-udp" => ipv4(&mut f, 17),
+        "ipv4-icmp" => ipv4(&mut f, 1),
+        "ipv4-gre" => ipv4(&mut f, 47),
+        "ipv6-tcp" => ipv6(&mut f, 6),
+        "ipv6-udp" => ipv6(&mut f, 17),
+        "ipv6-icmp" => ipv6(&mut f, 58),
+        "arp" => {
+            f.extend_from_slice(&0x0806u16.to_be_bytes());
+            f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+            f.extend_from_slice(smac);
+            f.extend_from_slice(&[10, 13, 0, low, 0, 0, 0, 0, 0, 0, 10, 13, 1, 1]);
+        }
+        "other" => {
+            f.extend_from_slice(&0x88b5u16.to_be_bytes());
+            f.extend_from_slice(&flow.to_be_bytes());
+        }
+        k => return Err(format!("unknown kind '{k}'")),
+    }
+    let len = match a.len {
+        Some(l) if f.len() > l => return Err(format!("--len {l} is too short for {}", a.kind)),
+        Some(l) => l,
+        None => f.len().max(60),
+    };
+    f.resize(len, 0);
+    // Without --len, the IP lengths say what follows the headers: nothing.
+    if a.len.is_none() {
+        fix_ip_len(&mut f);
+    }
+    Ok(f)
+}
+
+/// Sets the IPv4 total length or the IPv6 payload length of `f` to the bytes that follow.
+fn fix_ip_len(f: &mut [u8]) {
+    let at = if f.get(12..14) == Some(&[0x81, 0x00]) {
+        16
+    } else {
+        12
+    };
+    let n = f.len();
+    match f.get(at..at + 2) {
+        Some([0x08, 0x00]) => {
+            let total = (n - at - 2) as u16;
+            f[at + 4..at + 6].copy_from_slice(&total.to_be_bytes());
+        }
+        Some([0x86, 0xdd]) => {
+            let payload = (n - at - 2 - 40) as u16;
+            f[at + 6..at + 8].copy_from_slice(&payload.to_be_bytes());
+        }
+        _ => {}
+    }
+}
+
+fn run(a: &Args) -> Result<(), String> {
+    let name = CString::new(a.dev.as_str()).map_err(|_| "bad interface name")?;
+    // SAFETY: `name` is a valid C string.
+    let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if ifindex == 0 {
+        return Err(format!("{}: no such interface", a.dev));
+    }
+    let smac = std::fs::read_to_string(format!("/sys/class/net/{}/address", a.dev))
+        .ok()
+        .and_then(|s| parse_mac(s.trim()))
+        .ok_or_else(|| format!("{}: cannot read its MAC", a.dev))?;
+    let kind = if a.raw {
+        libc::SOCK_RAW
+    } else {
+        libc::SOCK_DGRAM
+    };
+    // SAFETY: plain socket call; protocol 0: the socket only sends.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, kind, 0) };
+    if fd < 0 {
+        return Err(format!(
+            "packet socket: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: all-zero is a valid `sockaddr_ll`.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_ifindex = ifindex as i32;
+    sll.sll_halen = 6;
+    sll.sll_addr[..6].copy_from_slice(&a.dmac);
+    let mut sent = 0;
+    for i in 0..a.count {
+        let frame = frame(a, &smac, i % a.flows)?;
+        // A datagram socket is given the frame after its Ethernet header, and the ethertype
+        // (802.1Q for a tagged frame: the tag then starts the payload).
+        let f = if a.raw {
+            &frame[..]
+        } else {
+            sll.sll_protocol = u16::from_be_bytes([frame[12], frame[13]]).to_be();
+            &frame[14..]
+        };
+        // SAFETY: `f` and `sll` are valid for the call, with their lengths.
+        let n = unsafe {
+            libc::sendto(
+                fd,
+                f.as_ptr().cast(),
+                f.len(),
+                0,
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        if n != f.len() as isize {
+            let e = std::io::Error::last_os_error();
+            // SAFETY: `fd` is ours.
+            unsafe { libc::close(fd) };
+            return Err(format!("{}: frame {i}: {e}", a.dev));
+        }
+        sent += 1;
+    }
+    // SAFETY: `fd` is ours.
+    unsafe { libc::close(fd) };
+    println!("vnic-send: {sent} {} frame(s) on {}", a.kind, a.dev);
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match parse().and_then(|a| run(&a)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vnic-send: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
