@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use opa_wire::mad::{
     ATTR_CLASS_PORT_INFO, ATTR_DELETE_VESW, ATTR_IFACE_MCAST_MACS, ATTR_IFACE_UCAST_MACS,
     ATTR_VESWPORT_ERROR_COUNTERS, ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES,
-    ATTR_VESWPORT_SUMMARY_COUNTERS, MAD_STATUS_BUSY, MAD_STATUS_SUCCESS,
+    ATTR_VESWPORT_SUMMARY_COUNTERS, IB_MGMT_MAD_HDR, MAD_STATUS_BUSY, MAD_STATUS_SUCCESS,
+    OPA_MGMT_MAD_SIZE,
 };
 use opa_wire::trap::{VemaTrapMad, VeswPortTrap};
 use opa_wire::vema_counters::{ErrorCounters, SummaryCounters};
@@ -23,7 +24,7 @@ use opa_wire::vema_mac::{
 
 use crate::fabric::{Dest, Event, Fabric, FabricError};
 use crate::mad::{
-    self, build_request, check_response, classify, tid_low, Incoming, Method, Target,
+    self, build_request, check_response, classify, tid_low, Incoming, MadSize, Method, Target,
 };
 
 /// Why a Get or Set failed.
@@ -155,6 +156,8 @@ pub struct Policy {
     pub pkey_index: u16,
     /// Service level to send with.
     pub sl: u8,
+    /// Whole or trimmed request MADs.
+    pub mad_size: MadSize,
 }
 
 impl Default for Policy {
@@ -165,6 +168,7 @@ impl Default for Policy {
             grace: Duration::from_millis(500),
             pkey_index: 0,
             sl: 0,
+            mad_size: MadSize::Full,
         }
     }
 }
@@ -237,15 +241,41 @@ impl<F: Fabric> Client<F> {
         }
     }
 
-    /// One request/response exchange with retries; returns the response
-    /// data (at least `min_len` bytes).
+    /// One request/response exchange with retries, the request sized as
+    /// the policy's [`MadSize`] says; returns the response data, read as
+    /// if zero-filled to a whole MAD (see [`mad::Response::data`]).
     pub fn transact(
         &mut self,
         target: Target,
         attr_mod: u32,
         data: &[u8],
-        min_len: usize,
     ) -> Result<Vec<u8>, EmError> {
+        let len = self
+            .policy
+            .mad_size
+            .request_len(target.method, target.attr_id, data);
+        self.transact_len(target, attr_mod, data, len)
+    }
+
+    /// Like [`Client::transact`], but the request is exactly `len` bytes,
+    /// header included, from [`IB_MGMT_MAD_HDR`] to [`OPA_MGMT_MAD_SIZE`]:
+    /// `data` is zero-padded or cut to fit (a test aid, to see how an
+    /// agent takes requests of any size).
+    pub fn transact_len(
+        &mut self,
+        target: Target,
+        attr_mod: u32,
+        data: &[u8],
+        len: usize,
+    ) -> Result<Vec<u8>, EmError> {
+        if !(IB_MGMT_MAD_HDR..=OPA_MGMT_MAD_SIZE).contains(&len) {
+            return Err(EmError::Encode {
+                target,
+                reason: format!(
+                    "a MAD of {len} bytes: it must be {IB_MGMT_MAD_HDR} to {OPA_MGMT_MAD_SIZE}"
+                ),
+            });
+        }
         let dest = Dest::gsi(target.lid, self.policy.pkey_index, self.policy.sl);
         let attempts = self.policy.retries.saturating_add(1);
         for attempt in 0..attempts {
@@ -260,9 +290,9 @@ impl<F: Fabric> Client<F> {
                         reason: format!("{e:?}"),
                     }
                 })?;
-            self.fabric.send(&dest, &buf, self.policy.timeout)?;
+            self.fabric.send(&dest, &buf[..len], self.policy.timeout)?;
             self.stats.sent = self.stats.sent.saturating_add(1);
-            match self.await_response(target, tid, attr_mod, min_len)? {
+            match self.await_response(target, tid, attr_mod)? {
                 Some(rsp) => {
                     if target.method == Method::Set {
                         self.stats.sets_ok = self.stats.sets_ok.saturating_add(1);
@@ -287,7 +317,6 @@ impl<F: Fabric> Client<F> {
         target: Target,
         tid: u64,
         attr_mod: u32,
-        min_len: usize,
     ) -> Result<Option<Vec<u8>>, EmError> {
         let deadline = Instant::now() + self.policy.timeout + self.policy.grace;
         for _ in 0..MAX_EVENTS_PER_ATTEMPT {
@@ -316,13 +345,24 @@ impl<F: Fabric> Client<F> {
                         if status != MAD_STATUS_SUCCESS {
                             return Err(EmError::Status { target, status });
                         }
-                        check_response(&rsp, target.attr_id, attr_mod, min_len).map_err(|e| {
+                        check_response(&rsp, target.attr_id, attr_mod).map_err(|e| {
                             EmError::BadResponse {
                                 target,
                                 reason: e.to_string(),
                             }
                         })?;
-                        return Ok(Some(rsp.data.to_vec()));
+                        return Ok(Some(rsp.data));
+                    }
+                    // Nothing tells whose it is; only a request is
+                    // outstanding, and the MAD layer never hands on less
+                    // than a MAD header: the fabric is broken.
+                    Incoming::Runt(n) => {
+                        return Err(EmError::BadResponse {
+                            target,
+                            reason: format!(
+                                "an answer of {n} bytes, shorter than the {IB_MGMT_MAD_HDR}-byte MAD header"
+                            ),
+                        })
                     }
                     Incoming::Trap => self.note_trap(src_lid, &data),
                     Incoming::Other => {}
@@ -351,7 +391,7 @@ impl<F: Fabric> Client<F> {
     /// Get ClassPortInfo of the agent at `lid`.
     pub fn get_class_port_info(&mut self, lid: u16) -> Result<ClassPortInfo, EmError> {
         let t = Self::target(Method::Get, ATTR_CLASS_PORT_INFO, lid, None);
-        let d = self.transact(t, 0, &[], ClassPortInfo::SIZE)?;
+        let d = self.transact(t, 0, &[])?;
         ClassPortInfo::decode(&d).map_err(|e| Self::bad(t, e))
     }
 
@@ -362,7 +402,7 @@ impl<F: Fabric> Client<F> {
         cpi: &ClassPortInfo,
     ) -> Result<ClassPortInfo, EmError> {
         let t = Self::target(Method::Set, ATTR_CLASS_PORT_INFO, lid, None);
-        let d = self.transact(t, 0, &cpi.to_bytes(), ClassPortInfo::SIZE)?;
+        let d = self.transact(t, 0, &cpi.to_bytes())?;
         ClassPortInfo::decode(&d).map_err(|e| Self::bad(t, e))
     }
 
@@ -370,7 +410,7 @@ impl<F: Fabric> Client<F> {
     /// port does not exist).
     pub fn get_vport_info(&mut self, lid: u16, vport: u8) -> Result<VeswPortInfo, EmError> {
         let t = Self::target(Method::Get, ATTR_VESWPORT_INFO, lid, Some(vport));
-        let d = self.transact(t, u32::from(vport), &[], VeswPortInfo::SIZE)?;
+        let d = self.transact(t, u32::from(vport), &[])?;
         VeswPortInfo::decode(&d).map_err(|e| Self::bad(t, e))
     }
 
@@ -383,7 +423,7 @@ impl<F: Fabric> Client<F> {
         info: &VeswPortInfo,
     ) -> Result<VeswPortInfo, EmError> {
         let t = Self::target(Method::Set, ATTR_VESWPORT_INFO, lid, Some(vport));
-        let d = self.transact(t, u32::from(vport), &info.to_bytes(), VeswPortInfo::SIZE)?;
+        let d = self.transact(t, u32::from(vport), &info.to_bytes())?;
         VeswPortInfo::decode(&d).map_err(|e| Self::bad(t, e))
     }
 
@@ -391,7 +431,7 @@ impl<F: Fabric> Client<F> {
     /// empties its MAC table.
     pub fn delete_vesw(&mut self, lid: u16, vport: u8) -> Result<VeswPortInfo, EmError> {
         let t = Self::target(Method::Set, ATTR_DELETE_VESW, lid, Some(vport));
-        let d = self.transact(t, u32::from(vport), &[], VeswPortInfo::SIZE)?;
+        let d = self.transact(t, u32::from(vport), &[])?;
         VeswPortInfo::decode(&d).map_err(|e| Self::bad(t, e))
     }
 
@@ -414,8 +454,7 @@ impl<F: Fabric> Client<F> {
             num_entries: count,
             mac_tbl_digest: 0,
         };
-        let min = MacTableHdr::SIZE + usize::from(count) * MacTableEntry::SIZE;
-        let d = self.transact(t, u32::from(vport), &req.to_bytes(), min)?;
+        let d = self.transact(t, u32::from(vport), &req.to_bytes())?;
         let (hdr, entries) = Self::decode_table(t, &d)?;
         if hdr.offset != offset || hdr.num_entries != count {
             return Err(EmError::BadResponse {
@@ -451,8 +490,7 @@ impl<F: Fabric> Client<F> {
             target: t,
             reason: format!("{e:?}"),
         })?;
-        let min = data.len();
-        let d = self.transact(t, u32::from(vport), &data, min)?;
+        let d = self.transact(t, u32::from(vport), &data)?;
         Self::decode_table(t, &d)
     }
 
@@ -498,7 +536,7 @@ impl<F: Fabric> Client<F> {
                 tot_macs_in_lst: 0,
                 gen_count: 0,
             };
-            let d = self.transact(t, u32::from(vport), &req.to_bytes(), IfaceMacsHdr::SIZE)?;
+            let d = self.transact(t, u32::from(vport), &req.to_bytes())?;
             let macs = IfaceMacs::decode(&d).map_err(|e| Self::bad(t, e))?;
             out.gen_count = macs.hdr.gen_count;
             let got = macs.len();
@@ -523,14 +561,14 @@ impl<F: Fabric> Client<F> {
             lid,
             Some(vport),
         );
-        let d = self.transact(t, u32::from(vport), &[], SummaryCounters::SIZE)?;
+        let d = self.transact(t, u32::from(vport), &[])?;
         SummaryCounters::decode(&d).map_err(|e| Self::bad(t, e))
     }
 
     /// Get error counters of `vport` at `lid`.
     pub fn get_error_counters(&mut self, lid: u16, vport: u8) -> Result<ErrorCounters, EmError> {
         let t = Self::target(Method::Get, ATTR_VESWPORT_ERROR_COUNTERS, lid, Some(vport));
-        let d = self.transact(t, u32::from(vport), &[], ErrorCounters::SIZE)?;
+        let d = self.transact(t, u32::from(vport), &[])?;
         ErrorCounters::decode(&d).map_err(|e| Self::bad(t, e))
     }
 

@@ -983,25 +983,40 @@ pub fn set<F: Fabric>(client: &mut Client<F>, o: &SetOpts, io: &mut Io<'_>) -> u
     }
 }
 
-/// `vnic-em raw`: one Get or Set, its answer printed as `status 0xSSSS` and `data HEX` (the
-/// data with its trailing zero bytes left out), so that two agents' answers compare line by
-/// line. A MAD status is part of the answer, not an error.
-pub fn raw<F: Fabric>(
-    client: &mut Client<F>,
-    lid: u16,
-    set: bool,
-    attr_id: u16,
-    attr_mod: u32,
-    data: &[u8],
-    io: &mut Io<'_>,
-) -> u8 {
+/// One request of `vnic-em raw`.
+#[derive(Debug, Clone, Default)]
+pub struct RawReq {
+    /// Node port LID.
+    pub lid: u16,
+    /// A Set rather than a Get.
+    pub set: bool,
+    /// Attribute id.
+    pub attr_id: u16,
+    /// Attribute modifier.
+    pub attr_mod: u32,
+    /// The request's data.
+    pub data: Vec<u8>,
+    /// Send exactly this many bytes, header included (the data cut or
+    /// zero-padded to fit), whatever the client's MAD size.
+    pub len: Option<usize>,
+}
+
+/// `vnic-em raw`: one Get or Set, its answer printed as `status 0xSSSS` and `data HEX`, so
+/// that two agents' answers compare line by line. The data is printed without its trailing zero
+/// bytes: an answer reads as if zero-filled, so the same answer trimmed or in a whole MAD prints
+/// alike. A MAD status is part of the answer, not an error.
+pub fn raw<F: Fabric>(client: &mut Client<F>, req: &RawReq, io: &mut Io<'_>) -> u8 {
     let target = Target {
-        method: if set { Method::Set } else { Method::Get },
-        attr_id,
-        lid,
-        vport: Some((attr_mod & 0xff) as u8),
+        method: if req.set { Method::Set } else { Method::Get },
+        attr_id: req.attr_id,
+        lid: req.lid,
+        vport: Some((req.attr_mod & 0xff) as u8),
     };
-    let (status, rsp) = match client.transact(target, attr_mod, data, 0) {
+    let r = match req.len {
+        Some(len) => client.transact_len(target, req.attr_mod, &req.data, len),
+        None => client.transact(target, req.attr_mod, &req.data),
+    };
+    let (status, rsp) = match r {
         Ok(rsp) => (0, rsp),
         Err(EmError::Status { status, .. }) => (status, Vec::new()),
         Err(e) => {

@@ -13,11 +13,19 @@
 //! all), forced statuses, stale responses and traps arriving in the middle
 //! of a transaction. The "kernel" puts its agent id in the high half of
 //! each TID, as umad does.
+//!
+//! Requests may come at any size from the vendor MAD header to a whole
+//! OPA MAD: the agent reads them zero-filled to 2048 bytes, as the
+//! kernel's agent reads its receive buffer, and the log keeps the size
+//! that came. Answers are whole MADs, as the C agent sends them, unless
+//! [`FakeFabric::answer_size`] says otherwise.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use opa_wire::mad::{VemaMad, VemaOp, OPA_MGMT_MAD_SIZE, OPA_VNIC_EMA_DATA};
+use opa_wire::mad::{
+    VemaMad, VemaOp, IB_MGMT_MAD_SIZE, IB_MGMT_VENDOR_HDR, OPA_MGMT_MAD_SIZE, OPA_VNIC_EMA_DATA,
+};
 use opa_wire::trap::{
     VemaTrapMad, VeswPortTrap, TRAP_ETH_LINK_STATUS_CHANGE, TRAP_IFACE_MCAST_MAC_CHANGE,
     TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
@@ -28,7 +36,7 @@ use opa_wire::vema_mac::{IfaceMacs, IfaceMacsHdr, MacTable, MacTableEntry, MacTa
 use opa_wire::WireError;
 
 use crate::fabric::{Dest, Event, Fabric, FabricError};
-use crate::mad::DATA_OFFSET;
+use crate::mad::{DATA_OFFSET, IB_MGMT_BASE_VERSION};
 
 /// One virtual port (one VNIC netdev) of a fake agent.
 #[derive(Debug, Clone)]
@@ -105,7 +113,7 @@ pub struct FakeAgent {
 }
 
 /// A request the fake received, for the tests to inspect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggedRequest {
     /// Destination LID.
     pub lid: u16,
@@ -115,6 +123,25 @@ pub struct LoggedRequest {
     pub attr_id: u16,
     /// Attribute modifier.
     pub attr_mod: u32,
+    /// Bytes that came, header included.
+    pub len: usize,
+    /// The data that came (after the vendor header, not zero-filled).
+    pub data: Vec<u8>,
+}
+
+/// How big the fake agents' answers are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AnswerSize {
+    /// Whole OPA MADs, as the C agent answers.
+    #[default]
+    Full,
+    /// The vendor header and the attribute the agent wrote (the header
+    /// alone with a non-zero status).
+    Trimmed,
+    /// Whole MADs cut to this many bytes.
+    Cut(usize),
+    /// IB MADs: base version 1, 256 bytes.
+    Ib,
 }
 
 /// Faults to inject into the next requests.
@@ -146,6 +173,8 @@ pub struct FakeFabric {
     pub log: Vec<LoggedRequest>,
     /// Traps sent to a LID other than the EM's (lost).
     pub traps_lost: u32,
+    /// How big the answers are.
+    pub answer_size: AnswerSize,
     hi_tid: u32,
 }
 
@@ -159,6 +188,7 @@ impl FakeFabric {
             faults: Faults::default(),
             log: Vec::new(),
             traps_lost: 0,
+            answer_size: AnswerSize::Full,
             hi_tid: 0x0000_0007,
         }
     }
@@ -276,6 +306,7 @@ impl FakeFabric {
         let agent = self.agents.get_mut(&lid)?;
         let mut rsp_hdr = mad.hdr.response();
         let mut data = [0u8; OPA_VNIC_EMA_DATA];
+        let mut written = 0;
         let forced = match self.faults.status_for_attr {
             Some((attr, st)) if attr == mad.hdr.mad_hdr.attr_id => {
                 self.faults.status_for_attr = None;
@@ -288,9 +319,21 @@ impl FakeFabric {
             (Some(st), _) => st,
             (None, Err(e)) => e.mad_status(),
             (None, Ok(op)) => match handle(agent, op, &mad, &mut data) {
-                Ok(()) => 0,
+                Ok(n) => {
+                    written = n;
+                    0
+                }
                 Err(e) => e.mad_status(),
             },
+        };
+        let len = match self.answer_size {
+            AnswerSize::Full => OPA_MGMT_MAD_SIZE,
+            AnswerSize::Trimmed => IB_MGMT_VENDOR_HDR + written,
+            AnswerSize::Cut(n) => n.min(OPA_MGMT_MAD_SIZE),
+            AnswerSize::Ib => {
+                rsp_hdr.mad_hdr.base_version = IB_MGMT_BASE_VERSION;
+                IB_MGMT_MAD_SIZE
+            }
         };
         let mut out = vec![0u8; OPA_MGMT_MAD_SIZE];
         VemaMad {
@@ -299,38 +342,49 @@ impl FakeFabric {
         }
         .encode(&mut out)
         .ok()?;
+        out.truncate(len);
         Some(out)
     }
 }
 
-/// The per-attribute handlers of `vema_get()` and `vema_set()`.
+/// The per-attribute handlers of `vema_get()` and `vema_set()`; return
+/// the bytes of the attribute they wrote to `out`.
 fn handle(
     agent: &mut FakeAgent,
     op: VemaOp,
     mad: &VemaMad<'_>,
     out: &mut [u8],
-) -> Result<(), WireError> {
+) -> Result<usize, WireError> {
     let vnum = mad.hdr.vport_num();
     if op.rejects_missing_vport() && !agent.vports.contains_key(&vnum) {
         return Err(WireError::NoSuchVport(vnum));
     }
     let opa_port = agent.opa_port;
     match op {
-        VemaOp::GetClassPortInfo => agent.class_port_info.vema_response().encode(out),
+        VemaOp::GetClassPortInfo => agent
+            .class_port_info
+            .vema_response()
+            .encode(out)
+            .map(|()| ClassPortInfo::SIZE),
         VemaOp::SetClassPortInfo => {
             agent.class_port_info = ClassPortInfo::decode(mad.data)?;
-            agent.class_port_info.vema_response().encode(out)
+            agent
+                .class_port_info
+                .vema_response()
+                .encode(out)
+                .map(|()| ClassPortInfo::SIZE)
         }
         VemaOp::GetVeswPortInfo => match agent.vports.get(&vnum) {
             Some(v) => v.info.encode(out),
             None => VeswPortInfo::vema_pod().encode(out),
-        },
+        }
+        .map(|()| VeswPortInfo::SIZE),
         VemaOp::SetVeswPortInfo => {
             let req = VeswPortInfo::decode(mad.data)?;
             let v = agent.vports.entry(vnum).or_insert_with(FakeVport::new);
             v.info.apply_set(&req);
             v.process_config();
-            v.info.encode(out)
+            v.info.encode(out).map(|()| VeswPortInfo::SIZE)
         }
         VemaOp::GetMacEntries => {
             let v = agent
@@ -366,7 +420,7 @@ fn handle(
             v.process_config();
             v.mac_table.clear();
             v.info.vport.mac_tbl_digest = 0;
-            v.info.encode(out)
+            v.info.encode(out).map(|()| VeswPortInfo::SIZE)
         }
         VemaOp::GetIfaceUcastMacs | VemaOp::GetIfaceMcastMacs => {
             let v = agent
@@ -374,22 +428,22 @@ fn handle(
                 .get(&vnum)
                 .ok_or(WireError::NoSuchVport(vnum))?;
             let req = IfaceMacsHdr::decode(mad.data)?;
-            if op == VemaOp::GetIfaceMcastMacs {
+            let hdr = if op == VemaOp::GetIfaceMcastMacs {
                 IfaceMacs::encode_response(
                     &req,
                     v.mc.iter().copied(),
                     v.info.vport.mc_macs_gen_count,
                     out,
-                )?;
+                )?
             } else {
                 IfaceMacs::encode_response(
                     &req,
                     v.ucast_list(),
                     v.info.vport.uc_macs_gen_count,
                     out,
-                )?;
-            }
-            Ok(())
+                )?
+            };
+            Ok(IfaceMacsHdr::SIZE + usize::from(hdr.num_macs_in_msg) * ETH_ALEN)
         }
         VemaOp::GetSummaryCounters => {
             let v = agent
@@ -400,7 +454,7 @@ fn handle(
             c.vp_instance = u16::from(vnum);
             c.vesw_id = v.info.vesw.vesw_id;
             c.veswport_num = u32::from(opa_port);
-            c.encode(out)
+            c.encode(out).map(|()| SummaryCounters::SIZE)
         }
         VemaOp::GetErrorCounters => {
             let v = agent
@@ -411,14 +465,14 @@ fn handle(
             c.vp_instance = u16::from(vnum);
             c.vesw_id = v.info.vesw.vesw_id;
             c.veswport_num = u32::from(opa_port);
-            c.encode(out)
+            c.encode(out).map(|()| ErrorCounters::SIZE)
         }
     }
 }
 
 /// `vema_get_mac_entries()`: the window's entries (zero where empty) and
-/// the digest, after the range check.
-fn get_mac_entries(v: &FakeVport, req: &MacTableHdr, out: &mut [u8]) -> Result<(), WireError> {
+/// the digest, after the range check; returns the bytes written.
+fn get_mac_entries(v: &FakeVport, req: &MacTableHdr, out: &mut [u8]) -> Result<usize, WireError> {
     req.check_req()?;
     let entries: Vec<MacTableEntry> = (0..req.num_entries)
         .map(|k| {
@@ -433,18 +487,21 @@ fn get_mac_entries(v: &FakeVport, req: &MacTableHdr, out: &mut [u8]) -> Result<(
         num_entries: req.num_entries,
         mac_tbl_digest: v.info.vport.mac_tbl_digest,
     };
-    MacTable::encode(&hdr, &entries, out).map(|_| ())
+    MacTable::encode(&hdr, &entries, out)
 }
 
 impl Fabric for FakeFabric {
     fn send(&mut self, dest: &Dest, mad: &[u8], _timeout: Duration) -> Result<(), FabricError> {
+        // ib_umad_write() refuses a vendor MAD shorter than its header.
         if mad.len() > OPA_MGMT_MAD_SIZE || mad.len() < DATA_OFFSET {
             return Err(FabricError::Io(format!(
                 "write of {} bytes rejected",
                 mad.len()
             )));
         }
-        let mut req = mad.to_vec();
+        // What the agent reads: the MAD zero-filled to a whole one.
+        let mut req = vec![0u8; OPA_MGMT_MAD_SIZE];
+        req[..mad.len()].copy_from_slice(mad);
         // The "kernel" owns the high half of the TID.
         let mut tid_bytes = [0u8; 8];
         tid_bytes.copy_from_slice(&req[8..16]);
@@ -456,6 +513,8 @@ impl Fabric for FakeFabric {
                 method: m.hdr.mad_hdr.method,
                 attr_id: m.hdr.mad_hdr.attr_id,
                 attr_mod: m.hdr.mad_hdr.attr_mod,
+                len: mad.len(),
+                data: mad.get(DATA_OFFSET..).unwrap_or_default().to_vec(),
             });
         }
         if self.faults.silent_drop_next > 0 {
@@ -479,7 +538,10 @@ impl Fabric for FakeFabric {
         if let Some(rsp) = self.answer(dest.lid, &req) {
             if self.faults.stale_before_each {
                 let mut stale = rsp.clone();
-                stale[15] ^= 0x80;
+                // Another TID (an answer cut before its TID has none to change).
+                if let Some(b) = stale.get_mut(15) {
+                    *b ^= 0x80;
+                }
                 self.queue.push_back(Event::Mad {
                     src_lid: dest.lid,
                     data: stale,

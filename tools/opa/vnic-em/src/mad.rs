@@ -8,13 +8,16 @@ use core::fmt;
 use opa_wire::mad::{
     MadHdr, RmppHdr, VemaMad, VemaMadHdr, ATTR_CLASS_PORT_INFO, ATTR_DELETE_VESW,
     ATTR_IFACE_MCAST_MACS, ATTR_IFACE_UCAST_MACS, ATTR_NOTICE, ATTR_VESWPORT_ERROR_COUNTERS,
-    ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, ATTR_VESWPORT_SUMMARY_COUNTERS,
+    ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, ATTR_VESWPORT_SUMMARY_COUNTERS, IB_MGMT_MAD_HDR,
     IB_MGMT_VENDOR_HDR, INTEL_OUI, MAD_STATUS_BAD_VERSION, MAD_STATUS_BUSY,
     MAD_STATUS_INVALID_ATTRIB_VALUE, MAD_STATUS_REDIRECT_REQD, MAD_STATUS_UNSUPPORTED_METHOD,
     MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB, METHOD_GET, METHOD_GET_RESP, METHOD_SET, METHOD_TRAP,
     OPA_EMA_CLASS_VERSION, OPA_MGMT_BASE_VERSION, OPA_MGMT_CLASS_INTEL_EMA, OPA_MGMT_MAD_SIZE,
     OPA_VNIC_EMA_DATA,
 };
+use opa_wire::vema_counters::{ErrorCounters, SummaryCounters};
+use opa_wire::vema_info::{ClassPortInfo, VeswPortInfo};
+use opa_wire::vema_mac::{IfaceMacEntry, IfaceMacsHdr, MacTableEntry, MacTableHdr};
 use opa_wire::WireError;
 
 /// The Q_Key of QP1 (`IB_QP1_QKEY`), used for every GSI MAD.
@@ -128,6 +131,84 @@ impl fmt::Display for Target {
     }
 }
 
+/// How big the request MADs the EM sends are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MadSize {
+    /// Every request is a whole OPA MAD of [`OPA_MGMT_MAD_SIZE`] bytes,
+    /// its data zero-padded.
+    #[default]
+    Full,
+    /// Every request is the vendor MAD header and the size of the
+    /// attribute it carries ([`attr_size`]), as opa-fm sends them: the
+    /// agent must read the rest as zeros.
+    Trimmed,
+}
+
+impl MadSize {
+    /// `"full"` or `"trimmed"`, as the command line spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            MadSize::Full => "full",
+            MadSize::Trimmed => "trimmed",
+        }
+    }
+
+    /// The bytes of a request MAD, header included, that carries `data`
+    /// for `method` on `attr_id`. Never cuts `data` short.
+    pub fn request_len(self, method: Method, attr_id: u16, data: &[u8]) -> usize {
+        match self {
+            MadSize::Full => OPA_MGMT_MAD_SIZE,
+            MadSize::Trimmed => attr_size(method, attr_id, data)
+                .max(data.len())
+                .saturating_add(IB_MGMT_VENDOR_HDR)
+                .min(OPA_MGMT_MAD_SIZE),
+        }
+    }
+}
+
+/// The header of a list attribute at the start of `data`, read as if the
+/// request data were zero-filled (a raw request may give less than the
+/// header).
+fn list_hdr<const N: usize>(data: &[u8]) -> [u8; N] {
+    let mut h = [0u8; N];
+    for (d, s) in h.iter_mut().zip(data) {
+        *d = *s;
+    }
+    h
+}
+
+/// The size of the attribute a request carries, as opa-fm sends it: the
+/// attribute's size for fixed-size attributes (for a Get too, whose data
+/// the agent does not read), the header and the entries of the request
+/// for the MAC table (a Get: the entries it asks for), the header alone
+/// for a Get of an interface MAC list, and just `data` for anything else.
+/// At most [`OPA_VNIC_EMA_DATA`].
+pub fn attr_size(method: Method, attr_id: u16, data: &[u8]) -> usize {
+    let n = match attr_id {
+        ATTR_CLASS_PORT_INFO => ClassPortInfo::SIZE,
+        // Delete vesw answers the VESW port info of the port.
+        ATTR_VESWPORT_INFO | ATTR_DELETE_VESW => VeswPortInfo::SIZE,
+        ATTR_VESWPORT_SUMMARY_COUNTERS => SummaryCounters::SIZE,
+        ATTR_VESWPORT_ERROR_COUNTERS => ErrorCounters::SIZE,
+        ATTR_VESWPORT_MAC_ENTRIES => {
+            let count = MacTableHdr::decode(&list_hdr::<{ MacTableHdr::SIZE }>(data))
+                .map_or(0, |h| usize::from(h.num_entries));
+            MacTableHdr::SIZE.saturating_add(count.saturating_mul(MacTableEntry::SIZE))
+        }
+        ATTR_IFACE_UCAST_MACS | ATTR_IFACE_MCAST_MACS => match method {
+            Method::Get => IfaceMacsHdr::SIZE,
+            // No agent takes a Set of these; a raw one carries its entries.
+            Method::Set => {
+                let count = IfaceMacsHdr::decode(&list_hdr::<{ IfaceMacsHdr::SIZE }>(data))
+                    .map_or(0, |h| usize::from(h.num_macs_in_msg));
+                IfaceMacsHdr::SIZE.saturating_add(count.saturating_mul(IfaceMacEntry::SIZE))
+            }
+        },
+        _ => data.len(),
+    };
+    n.min(OPA_VNIC_EMA_DATA)
+}
+
 /// Builds a whole VEMA request MAD (2048 bytes, data zero-padded): OPA
 /// base version, EMA class and class version, the Intel OUI, `tid`,
 /// `method`, `attr_id`, `attr_mod` and `data` after the vendor header.
@@ -169,22 +250,81 @@ pub const fn tid_low(tid: u64) -> u32 {
     (tid & 0xffff_ffff) as u32
 }
 
+/// Base version of an IB MAD (`IB_MGMT_BASE_VERSION`): an agent may
+/// answer with a 256-byte IB MAD.
+pub const IB_MGMT_BASE_VERSION: u8 = 1;
+
+/// A VEMA GetResp as the EM reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// The vendor header (zero where the answer was shorter).
+    pub hdr: VemaMadHdr,
+    /// The data, read as if the answer were zero-filled to a whole OPA
+    /// MAD: always [`OPA_VNIC_EMA_DATA`] bytes, so that any attribute
+    /// decodes from it whatever size the answer came at.
+    pub data: Vec<u8>,
+    /// The bytes that came, header included.
+    pub len: usize,
+}
+
 /// What a received MAD is, as far as the EM is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Incoming<'a> {
-    /// A GetResp: the header and the data.
-    Response(VemaMad<'a>),
+pub enum Incoming {
+    /// A GetResp of the EMA class.
+    Response(Response),
     /// A Trap (method Trap, EMA class).
     Trap,
+    /// Fewer bytes than the common MAD header: nothing can be read of
+    /// it, not even its TID; the number of bytes.
+    Runt(usize),
     /// Anything else (another class, another method).
     Other,
 }
 
-/// Sorts a received MAD: a VEMA GetResp, a VEMA Trap, or something else.
-pub fn classify(buf: &[u8]) -> Incoming<'_> {
-    match VemaMad::decode(buf) {
-        Ok(m) if m.hdr.mad_hdr.method == METHOD_GET_RESP => Incoming::Response(m),
-        Ok(m) if m.hdr.mad_hdr.method == METHOD_TRAP => Incoming::Trap,
+/// Sorts a received MAD: a VEMA GetResp, a VEMA Trap, too short to tell,
+/// or something else.
+///
+/// Answers come at any size from the MAD header to a whole OPA MAD: the
+/// kernel's MAD layer and the drivers answer trimmed or full, and an
+/// agent answering with an IB MAD (base version 1) sends 256 bytes. A
+/// response is read as if zero-filled to [`OPA_MGMT_MAD_SIZE`], as an
+/// agent reads a trimmed request. The MAD layer routes a response to the
+/// EM by its TID alone, so one cut short of the OUI is still read; an OUI
+/// that came must be Intel's.
+pub fn classify(buf: &[u8]) -> Incoming {
+    let len = buf.len();
+    if len > OPA_MGMT_MAD_SIZE {
+        return Incoming::Other;
+    }
+    if len < IB_MGMT_MAD_HDR {
+        return Incoming::Runt(len);
+    }
+    let mut full = vec![0u8; OPA_MGMT_MAD_SIZE];
+    full[..len].copy_from_slice(buf);
+    let Ok(hdr) = VemaMadHdr::decode(&full) else {
+        return Incoming::Other;
+    };
+    let h = &hdr.mad_hdr;
+    if h.mgmt_class != OPA_MGMT_CLASS_INTEL_EMA || h.class_version != OPA_EMA_CLASS_VERSION {
+        return Incoming::Other;
+    }
+    match h.method {
+        METHOD_GET_RESP => {
+            if h.base_version != OPA_MGMT_BASE_VERSION && h.base_version != IB_MGMT_BASE_VERSION {
+                return Incoming::Other;
+            }
+            if len >= IB_MGMT_VENDOR_HDR && hdr.oui != INTEL_OUI {
+                return Incoming::Other;
+            }
+            full.drain(..DATA_OFFSET);
+            Incoming::Response(Response {
+                hdr,
+                data: full,
+                len,
+            })
+        }
+        // Traps are decoded whole later: only a complete one counts.
+        METHOD_TRAP if VemaMad::decode(buf).is_ok() => Incoming::Trap,
         _ => Incoming::Other,
     }
 }
@@ -196,8 +336,6 @@ pub enum ResponseMismatch {
     Attr(u16),
     /// The attribute modifier differs; the one found.
     AttrMod(u32),
-    /// The data is shorter than the attribute; bytes found.
-    Short(usize),
 }
 
 impl fmt::Display for ResponseMismatch {
@@ -205,28 +343,20 @@ impl fmt::Display for ResponseMismatch {
         match self {
             ResponseMismatch::Attr(a) => write!(f, "response carries attribute {a:#06x}"),
             ResponseMismatch::AttrMod(m) => write!(f, "response carries modifier {m:#010x}"),
-            ResponseMismatch::Short(n) => write!(f, "response data too short ({n} bytes)"),
         }
     }
 }
 
-/// Checks that `rsp` answers a request for `attr_id`/`attr_mod` with at
-/// least `min_len` bytes of data (the status is checked by the caller).
-pub fn check_response(
-    rsp: &VemaMad<'_>,
-    attr_id: u16,
-    attr_mod: u32,
-    min_len: usize,
-) -> Result<(), ResponseMismatch> {
+/// Checks that `rsp` answers a request for `attr_id`/`attr_mod` (the
+/// status is checked by the caller; the data is long enough for any
+/// attribute, see [`Response::data`]).
+pub fn check_response(rsp: &Response, attr_id: u16, attr_mod: u32) -> Result<(), ResponseMismatch> {
     let h = &rsp.hdr.mad_hdr;
     if h.attr_id != attr_id {
         return Err(ResponseMismatch::Attr(h.attr_id));
     }
     if h.attr_mod != attr_mod {
         return Err(ResponseMismatch::AttrMod(h.attr_mod));
-    }
-    if rsp.data.len() < min_len {
-        return Err(ResponseMismatch::Short(rsp.data.len()));
     }
     Ok(())
 }
@@ -290,30 +420,110 @@ mod tests {
         let Incoming::Response(rsp) = classify(&buf) else {
             panic!("not a response")
         };
+        assert_eq!(rsp.len, OPA_MGMT_MAD_SIZE);
+        assert_eq!(rsp.data.len(), OPA_VNIC_EMA_DATA);
+        assert_eq!(check_response(&rsp, ATTR_VESWPORT_INFO, 3), Ok(()));
         assert_eq!(
-            check_response(&rsp, ATTR_VESWPORT_INFO, 3, VeswPortInfo::SIZE),
-            Ok(())
-        );
-        assert_eq!(
-            check_response(&rsp, ATTR_VESWPORT_MAC_ENTRIES, 3, 0),
+            check_response(&rsp, ATTR_VESWPORT_MAC_ENTRIES, 3),
             Err(ResponseMismatch::Attr(ATTR_VESWPORT_INFO))
         );
         assert_eq!(
-            check_response(&rsp, ATTR_VESWPORT_INFO, 4, 0),
+            check_response(&rsp, ATTR_VESWPORT_INFO, 4),
             Err(ResponseMismatch::AttrMod(3))
-        );
-        let Incoming::Response(short) = classify(&buf[..100]) else {
-            panic!("not a response")
-        };
-        assert_eq!(
-            check_response(&short, ATTR_VESWPORT_INFO, 3, VeswPortInfo::SIZE),
-            Err(ResponseMismatch::Short(60))
         );
         buf[3] = METHOD_TRAP;
         assert_eq!(classify(&buf), Incoming::Trap);
+        assert_eq!(classify(&buf[..30]), Incoming::Other, "a trap cut short");
         buf[1] = 0x81;
         assert_eq!(classify(&buf), Incoming::Other);
-        assert_eq!(classify(&[]), Incoming::Other);
+        assert_eq!(classify(&[]), Incoming::Runt(0));
+        assert_eq!(classify(&buf[..IB_MGMT_MAD_HDR - 1]), Incoming::Runt(23));
+        assert_eq!(classify(&[0u8; OPA_MGMT_MAD_SIZE + 1]), Incoming::Other);
+    }
+
+    #[test]
+    fn short_answers_read_as_zero_filled() {
+        let mut info = VeswPortInfo::vema_pod();
+        info.vesw.vesw_id = 0x123;
+        info.vport.encap_slid = 0x42;
+        let mut buf =
+            build_request(9, Method::Set, ATTR_VESWPORT_INFO, 1, &info.to_bytes()).unwrap();
+        buf[3] = METHOD_GET_RESP;
+        // Trimmed, a 256-byte IB MAD (cut inside the attribute), the
+        // vendor header alone, the common MAD header alone.
+        for len in [
+            IB_MGMT_VENDOR_HDR + VeswPortInfo::SIZE,
+            256,
+            IB_MGMT_VENDOR_HDR,
+            IB_MGMT_MAD_HDR,
+        ] {
+            let mut b = buf[..len].to_vec();
+            if len == 256 {
+                b[0] = IB_MGMT_BASE_VERSION;
+            }
+            let Incoming::Response(rsp) = classify(&b) else {
+                panic!("{len}: not a response")
+            };
+            assert_eq!(rsp.len, len);
+            assert_eq!(rsp.hdr.mad_hdr.tid, 9);
+            let got = VeswPortInfo::decode(&rsp.data).unwrap();
+            let mut want = [0u8; VeswPortInfo::SIZE];
+            let n = len.saturating_sub(DATA_OFFSET).min(VeswPortInfo::SIZE);
+            want[..n].copy_from_slice(&info.to_bytes()[..n]);
+            assert_eq!(got, VeswPortInfo::decode(&want).unwrap(), "{len}");
+        }
+        // An OUI that came must be Intel's; another base version is not ours.
+        let mut b = buf[..IB_MGMT_VENDOR_HDR].to_vec();
+        b[39] ^= 1;
+        assert_eq!(classify(&b), Incoming::Other);
+        let mut b = buf[..IB_MGMT_MAD_HDR].to_vec();
+        b[0] = 2;
+        assert_eq!(classify(&b), Incoming::Other);
+    }
+
+    #[test]
+    fn trimmed_sizes() {
+        let t = MadSize::Trimmed;
+        let get = |attr, data: &[u8]| t.request_len(Method::Get, attr, data);
+        let set = |attr, data: &[u8]| t.request_len(Method::Set, attr, data);
+        assert_eq!(get(ATTR_CLASS_PORT_INFO, &[]), 120);
+        assert_eq!(set(ATTR_CLASS_PORT_INFO, &[0; 80]), 120);
+        assert_eq!(get(ATTR_VESWPORT_INFO, &[]), 320);
+        assert_eq!(set(ATTR_VESWPORT_INFO, &[0; 280]), 320);
+        assert_eq!(set(ATTR_DELETE_VESW, &[]), 320);
+        assert_eq!(get(ATTR_VESWPORT_SUMMARY_COUNTERS, &[]), 400);
+        assert_eq!(get(ATTR_VESWPORT_ERROR_COUNTERS, &[]), 344);
+        // MAC entries: the entries of the request, or those a Get asks for
+        // (even from a header cut short).
+        let hdr = |n: u16| MacTableHdr {
+            offset: 0,
+            num_entries: n,
+            mac_tbl_digest: 7,
+        };
+        assert_eq!(get(ATTR_VESWPORT_MAC_ENTRIES, &hdr(125).to_bytes()), 2048);
+        assert_eq!(get(ATTR_VESWPORT_MAC_ENTRIES, &hdr(2).to_bytes()), 80);
+        assert_eq!(get(ATTR_VESWPORT_MAC_ENTRIES, &[0, 0, 0, 10]), 208);
+        let mut one = hdr(1).to_bytes().to_vec();
+        one.extend_from_slice(&[0x02; 16]);
+        assert_eq!(set(ATTR_VESWPORT_MAC_ENTRIES, &one), 64);
+        assert_eq!(
+            get(ATTR_VESWPORT_MAC_ENTRIES, &hdr(0xffff).to_bytes()),
+            2048
+        );
+        // Interface MAC lists: a Get sends the header only.
+        assert_eq!(get(ATTR_IFACE_UCAST_MACS, &[0; 8]), 48);
+        assert_eq!(get(ATTR_IFACE_MCAST_MACS, &[]), 48);
+        assert_eq!(set(ATTR_IFACE_MCAST_MACS, &[0, 0, 0, 2]), 60);
+        // Anything else: what the request carries.
+        assert_eq!(get(0x0099, &[]), 40);
+        assert_eq!(get(0x0099, &[1, 2, 3]), 43);
+        // Data is never cut short.
+        assert_eq!(get(ATTR_CLASS_PORT_INFO, &[0; 100]), 140);
+        for a in [ATTR_CLASS_PORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, 0x0099] {
+            assert_eq!(MadSize::Full.request_len(Method::Get, a, &[]), 2048);
+        }
+        assert_eq!(MadSize::default(), MadSize::Full);
+        assert_eq!(MadSize::Trimmed.name(), "trimmed");
     }
 
     #[test]

@@ -10,16 +10,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use opa_wire::mad::{IB_MGMT_MAD_HDR, OPA_MGMT_MAD_SIZE};
 
 use vnic_em::client::{Client, Policy};
 use vnic_em::cmd::{
-    self, ApplyOpts, EntryArg, Io, Select, SetOpts, TrapOpts, EXIT_DEVICE, EXIT_OK, EXIT_USAGE,
+    self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts, TrapOpts, EXIT_DEVICE, EXIT_OK,
+    EXIT_USAGE,
 };
 use vnic_em::config::{
     self, Config, FABRIC_ID_MAX, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX,
 };
 use vnic_em::mac::Mac;
+use vnic_em::mad::MadSize;
 use vnic_em::umad::{PortSelect, Umad};
 
 const EXIT_CODES: &str = "\
@@ -67,9 +70,31 @@ struct Global {
     /// Service level to send MADs with
     #[arg(long, global = true, default_value_t = 0, value_name = "SL")]
     sl: u8,
+    /// Size of the request MADs
+    #[arg(long, global = true, value_enum, default_value_t = MadSizeArg::Full, value_name = "SIZE")]
+    mad_size: MadSizeArg,
     /// Root of the sysfs and /dev trees (testing aid)
     #[arg(long, global = true, hide = true, default_value = "/")]
     sysroot: PathBuf,
+}
+
+/// `--mad-size`: how big the request MADs are.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum MadSizeArg {
+    /// The 40-byte vendor MAD header and the size of the attribute the
+    /// request carries, as opa-fm sends them
+    Trimmed,
+    /// Whole 2048-byte OPA MADs, the data zero-padded
+    Full,
+}
+
+impl From<MadSizeArg> for MadSize {
+    fn from(a: MadSizeArg) -> Self {
+        match a {
+            MadSizeArg::Trimmed => MadSize::Trimmed,
+            MadSizeArg::Full => MadSize::Full,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -165,6 +190,12 @@ enum Command {
         /// The request's data, in hex
         #[arg(long, value_name = "HEX", value_parser = parse_hex, default_value = "")]
         data: HexData,
+        /// Send exactly N bytes, the 24-byte MAD header included (24 to
+        /// 2048), whatever --mad-size says: the data is zero-padded or cut
+        /// to fit (a test aid; umad refuses less than the 40-byte vendor
+        /// header)
+        #[arg(long, value_name = "N", value_parser = parse_mad_len)]
+        len: Option<usize>,
     },
 }
 
@@ -189,6 +220,17 @@ fn parse_hex(s: &str) -> Result<HexData, String> {
         })
         .collect::<Result<Vec<u8>, String>>()
         .map(HexData)
+}
+
+fn parse_mad_len(s: &str) -> Result<usize, String> {
+    let v = parse_u64(s)?;
+    let (lo, hi) = (IB_MGMT_MAD_HDR, OPA_MGMT_MAD_SIZE);
+    match usize::try_from(v) {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "a MAD of {s} bytes: it must hold the {lo}-byte MAD header and fit in {hi} bytes"
+        )),
+    }
 }
 
 fn parse_u16(s: &str) -> Result<u16, String> {
@@ -400,6 +442,7 @@ fn open(g: &Global, err: &mut dyn Write) -> Result<Client<Umad>, u8> {
         retries: g.retries,
         pkey_index: g.pkey_index.unwrap_or(umad.port().mgmt_pkey_index),
         sl: g.sl,
+        mad_size: g.mad_size.into(),
         ..Policy::default()
     };
     Ok(Client::new(umad, policy))
@@ -543,9 +586,18 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             attr,
             attr_mod,
             data,
+            len,
         } => {
+            let req = RawReq {
+                lid,
+                set,
+                attr_id: attr,
+                attr_mod,
+                data: data.0,
+                len,
+            };
             let mut client = open(g, io.err)?;
-            cmd::raw(&mut client, lid, set, attr, attr_mod, &data.0, io)
+            cmd::raw(&mut client, &req, io)
         }
     })
 }

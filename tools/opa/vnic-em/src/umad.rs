@@ -5,7 +5,10 @@
 //!
 //! The EM opens the umad device of its own port, registers one GSI agent
 //! for the Intel EMA class (OPA class version, Intel OUI, method Trap so
-//! that traps reach it), and sends whole 2048-byte OPA MADs. Responses are
+//! that traps reach it), and sends OPA MADs of the size the caller gives:
+//! whole 2048-byte ones, or trimmed to their attribute as opa-fm sends
+//! them (the kernel sends an OPA MAD at the size it is written). Reads
+//! return answers at the size they came. Responses are
 //! routed back by the kernel on the high half of the TID; a send given a
 //! `timeout_ms` that gets no answer comes back as a read with status
 //! `ETIMEDOUT`.
@@ -21,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use opa_wire::mad::{
-    IB_MGMT_MAD_HDR, INTEL_OUI, METHOD_TRAP, OPA_EMA_CLASS_VERSION, OPA_MGMT_CLASS_INTEL_EMA,
-    OPA_MGMT_MAD_SIZE,
+    IB_MGMT_MAD_HDR, IB_MGMT_VENDOR_HDR, INTEL_OUI, METHOD_TRAP, OPA_EMA_CLASS_VERSION,
+    OPA_MGMT_CLASS_INTEL_EMA, OPA_MGMT_MAD_SIZE,
 };
 
 use crate::fabric::{Dest, Event, Fabric, FabricError};
@@ -389,10 +392,13 @@ impl Fabric for Umad {
                 "write to {} for LID {:#06x}: {e}{}",
                 self.port.dev_path.display(),
                 dest.lid,
-                if e.raw_os_error() == Some(libc::EINVAL) {
-                    " (is the port an OPA port? 2048-byte MADs need one)"
-                } else {
-                    ""
+                match e.raw_os_error() {
+                    // ib_umad_write() needs the whole header of the class.
+                    Some(libc::EINVAL) if mad.len() < IB_MGMT_VENDOR_HDR => {
+                        " (umad takes no vendor MAD shorter than its 40-byte header)"
+                    }
+                    Some(libc::EINVAL) => " (is the port an OPA port? OPA MADs need one)",
+                    _ => "",
                 }
             ))),
         }

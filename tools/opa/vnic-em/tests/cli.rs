@@ -45,6 +45,47 @@ fn help_lists_exit_codes() {
 }
 
 #[test]
+fn mad_size_and_len_options() {
+    let o = vnic_em(&["--help"]);
+    let s = text(&o.stdout);
+    assert!(s.contains("--mad-size <SIZE>"), "{s}");
+    assert!(s.contains("[default: full]"), "{s}");
+    let o = vnic_em(&["raw", "--help"]);
+    let s = text(&o.stdout);
+    assert!(
+        s.contains("trimmed") && s.contains("as opa-fm sends them"),
+        "{s}"
+    );
+    assert!(s.contains("--len <N>"), "{s}");
+    for (args, msg) in [
+        (
+            &["--mad-size", "half", "show", "-l", "2"][..],
+            "invalid value 'half'",
+        ),
+        (
+            &["raw", "-l", "2", "--attr", "1", "--len", "23"][..],
+            "a MAD of 23 bytes: it must hold the 24-byte MAD header and fit in 2048 bytes",
+        ),
+        (
+            &["raw", "-l", "2", "--attr", "1", "--len", "2049"][..],
+            "fit in 2048 bytes",
+        ),
+        (
+            &["raw", "-l", "2", "--attr", "1", "--len", "x"][..],
+            "is not a number",
+        ),
+    ] {
+        let o = vnic_em(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(
+            text(&o.stderr).contains(msg),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
+#[test]
 fn usage_errors_exit_1() {
     for args in [
         &["show", "--bogus"][..],
@@ -125,6 +166,28 @@ fn no_device_exits_4() {
             r,
         ][..],
         &["apply", sample().to_str().unwrap(), "--sysroot", r][..],
+        &[
+            "--mad-size",
+            "trimmed",
+            "show",
+            "--lid",
+            "2",
+            "--sysroot",
+            r,
+        ][..],
+        &[
+            "raw",
+            "-l",
+            "2",
+            "--attr",
+            "1",
+            "--len",
+            "24",
+            "--mad-size",
+            "full",
+            "--sysroot",
+            r,
+        ][..],
     ] {
         let o = vnic_em(args);
         assert_eq!(o.status.code(), Some(4), "{args:?}");

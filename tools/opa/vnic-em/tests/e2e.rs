@@ -13,8 +13,8 @@ use opa_wire::mad::{
 use opa_wire::vema_info::{VeswPortInfo, ETH_LINK_UP, STATE_DROP_ALL, STATE_FORWARDING};
 use vnic_em::client::{Client, EmError, Policy};
 use vnic_em::cmd::{
-    self, ApplyOpts, EntryArg, Io, Select, SetOpts, TrapOpts, EXIT_DIFFERS, EXIT_FABRIC, EXIT_OK,
-    EXIT_PARTIAL, EXIT_USAGE,
+    self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts, TrapOpts, EXIT_DIFFERS, EXIT_FABRIC,
+    EXIT_OK, EXIT_PARTIAL, EXIT_USAGE,
 };
 use vnic_em::config::{parse, Config};
 use vnic_em::fake::FakeFabric;
@@ -415,7 +415,7 @@ fn client_errors_name_the_request() {
         lid: 2,
         vport: None,
     };
-    let e = c.transact(t, 0, &[], 0).unwrap_err();
+    let e = c.transact(t, 0, &[]).unwrap_err();
     assert_eq!(
         e.to_string(),
         "Get unknown attribute of LID 0x0002: MAD status 0x000c (unsupported method/attribute combination)"
@@ -993,15 +993,31 @@ fn sample_config_applies_and_reapplies_cleanly() {
 #[test]
 fn raw_prints_status_and_data() {
     let mut c = client(fabric());
+    let raw = |attr_id, attr_mod, data: &[u8]| RawReq {
+        lid: 2,
+        attr_id,
+        attr_mod,
+        data: data.to_vec(),
+        ..RawReq::default()
+    };
     // Get ClassPortInfo: status 0, base and class version 0x80, cap_mask 0xff01, resp time 18.
-    let r = capture(|io| cmd::raw(&mut c, 2, false, 0x0001, 0, &[], io));
+    let r = capture(|io| cmd::raw(&mut c, &raw(0x0001, 0, &[]), io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     assert_eq!(r.out, "status 0x0000\ndata 8080ff0100000012\n");
     // MAC entries of a vport that does not exist: the agent's status, no data.
-    let r = capture(|io| cmd::raw(&mut c, 2, false, 0x0012, 9, &[0; 8], io));
+    let r = capture(|io| cmd::raw(&mut c, &raw(0x0012, 9, &[0; 8]), io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     assert_eq!(r.out, "status 0x001c\ndata \n");
     // No such node: a fabric error.
-    let r = capture(|io| cmd::raw(&mut c, 9, false, 0x0001, 0, &[], io));
+    let r = capture(|io| {
+        cmd::raw(
+            &mut c,
+            &RawReq {
+                lid: 9,
+                ..raw(0x0001, 0, &[])
+            },
+            io,
+        )
+    });
     assert_eq!(r.code, EXIT_FABRIC);
 }
