@@ -179,6 +179,10 @@ run_with() {
 		[ "$n" -gt 0 ] || fail "$drv: step $name: nothing on the wire"
 		printf '%s' "$dd" >"/tmp/$drv.$name.drops"
 	done || exit 1
+	# Set-up traffic (the VLAN devices' reports) counts too.
+	total=$(drops)
+	echo "$drv: dropped by opasim over the whole run: ${total:-none}"
+	[ "$drv" = opa_vnic_rs ] && [ -n "$total" ] && fail "opasim dropped opa_vnic_rs packets: $total"
 	if [ "$drv" = opa_vnic_rs ]; then
 		# A raw packet socket leaves only hard_header_len in front of the
 		# frame; the C driver pushes its 16B header past the start of the
