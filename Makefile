@@ -33,7 +33,7 @@ help:
 	@echo '  make clean      remove build/ and tools/opa/target'
 	@echo '  make distclean  clean, and remove the kernel cache too'
 	@echo
-	@echo '  OPA_FLAVOR=debug  a KASAN + lockdep + kmemleak kernel instead'
+	@echo '  OPA_FLAVOR=debug  a KASAN + lockdep + kmemleak + atomic-sleep kernel instead'
 	@echo '  SCENARIO=name     make run: the guest scenario to run (default: demo)'
 
 deps:

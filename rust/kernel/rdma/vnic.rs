@@ -174,15 +174,22 @@ impl<T: Provider> VnicNetdev<T> {
 
     /// Hands a received Ethernet frame to the stack: sets its protocol (`eth_type_trans`) and
     /// queues it (`netif_rx`).
-    pub fn receive(&self, skb: SkBuff) {
+    ///
+    /// Fails with `EINVAL`, and frees the buffer, when its linear part is shorter than an
+    /// Ethernet header: `eth_type_trans` pulls one without checking.
+    pub fn receive(&self, skb: SkBuff) -> Result {
+        if skb.data().len() < bindings::ETH_HLEN as usize {
+            return Err(EINVAL);
+        }
         let skb = skb.into_raw().as_ptr();
-        // SAFETY: `skb` is a valid buffer whose ownership passes to the stack; its data starts
-        // with an Ethernet header (at least `ETH_HLEN` bytes, checked by the caller's length
-        // checks), which `eth_type_trans` pulls.
+        // SAFETY: `skb` is a valid buffer whose ownership passes to the stack; its linear data
+        // starts with an Ethernet header (at least `ETH_HLEN` bytes, checked above), which
+        // `eth_type_trans` pulls.
         unsafe {
             bindings::skb_eth_protocol_set(skb, self.as_raw());
             bindings::netif_rx(skb);
         }
+        Ok(())
     }
 }
 
