@@ -23,7 +23,7 @@ use core::{ffi::c_void, ptr::NonNull};
 pub const VENDOR_HDR_LEN: usize = bindings::IB_MGMT_VENDOR_HDR as usize;
 
 /// Length of an InfiniBand MAD (`sizeof(struct ib_mad)`), the largest MAD of base version 1.
-pub const IB_MAD_LEN: usize = 256;
+pub const IB_MAD_LEN: usize = core::mem::size_of::<bindings::ib_mad>();
 
 /// What an agent asks the MAD layer for (`struct ib_mad_reg_req`).
 pub struct AgentSpec<'a> {

@@ -88,9 +88,7 @@ fn parse() -> Result<Args, String> {
 /// The frame of flow `flow`: Ethernet header (and tag), then the kind's headers, zero-filled
 /// to `len` bytes.
 fn frame(a: &Args, smac: &[u8; 6], flow: u32) -> Result<Vec<u8>, String> {
-    // Room for the longest headers (tag, IPv6, ports); trimmed to the length below.
-    let len = a.len.unwrap_or(80);
-    let mut f = Vec::with_capacity(len);
+    let mut f = Vec::with_capacity(a.len.unwrap_or(60));
     f.extend_from_slice(&a.dmac);
     f.extend_from_slice(smac);
     if let Some(pcp) = a.vlan {
@@ -107,18 +105,16 @@ fn frame(a: &Args, smac: &[u8; 6], flow: u32) -> Result<Vec<u8>, String> {
     };
     let ipv4 = |f: &mut Vec<u8>, proto: u8| {
         f.extend_from_slice(&0x0800u16.to_be_bytes());
-        let total = (len - f.len() - 2) as u16;
-        f.extend_from_slice(&[0x45, 0]);
-        f.extend_from_slice(&total.to_be_bytes());
+        // The total length is set once the frame has its length (fix_ip_len).
+        f.extend_from_slice(&[0x45, 0, 0, 0]);
         f.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
         f.extend_from_slice(&[10, 13, 0, low, 10, 13, 1, 1]);
         l4(f, proto);
     };
     let ipv6 = |f: &mut Vec<u8>, proto: u8| {
         f.extend_from_slice(&0x86ddu16.to_be_bytes());
-        let payload = (len - f.len() - 2 - 40) as u16;
-        f.extend_from_slice(&[0x60, 0, 0, 0]);
-        f.extend_from_slice(&payload.to_be_bytes());
+        // The payload length is set once the frame has its length (fix_ip_len).
+        f.extend_from_slice(&[0x60, 0, 0, 0, 0, 0]);
         f.extend_from_slice(&[proto, 64]);
         f.extend_from_slice(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, low]);
         f.extend_from_slice(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
@@ -150,10 +146,7 @@ fn frame(a: &Args, smac: &[u8; 6], flow: u32) -> Result<Vec<u8>, String> {
         None => f.len().max(60),
     };
     f.resize(len, 0);
-    // Without --len, the IP lengths say what follows the headers: nothing.
-    if a.len.is_none() {
-        fix_ip_len(&mut f);
-    }
+    fix_ip_len(&mut f);
     Ok(f)
 }
 

@@ -5,7 +5,11 @@
 //! traps and set, with dropped responses, MAD status codes, stale
 //! responses and traps in the middle of transactions.
 
+mod common;
+
 use std::time::Duration;
+
+use common::{capture, Out};
 
 use opa_wire::mad::{
     ATTR_CLASS_PORT_INFO, ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, METHOD_GET, METHOD_SET,
@@ -13,7 +17,7 @@ use opa_wire::mad::{
 use opa_wire::vema_info::{VeswPortInfo, ETH_LINK_UP, STATE_DROP_ALL, STATE_FORWARDING};
 use vnic_em::client::{Client, EmError, Policy};
 use vnic_em::cmd::{
-    self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts, TrapOpts, EXIT_DIFFERS, EXIT_FABRIC,
+    self, ApplyOpts, EntryArg, RawReq, Select, SetOpts, TrapOpts, EXIT_DIFFERS, EXIT_FABRIC,
     EXIT_OK, EXIT_PARTIAL, EXIT_USAGE,
 };
 use vnic_em::config::{parse, Config};
@@ -70,9 +74,7 @@ enabled = false
 "#;
 
 fn fabric() -> FakeFabric {
-    let mut f = FakeFabric::new(EM_LID);
-    f.add_node(2, 1).add_node(3, 1);
-    f
+    common::fabric(EM_LID)
 }
 
 fn client(f: FakeFabric) -> Client<FakeFabric> {
@@ -88,29 +90,6 @@ fn client(f: FakeFabric) -> Client<FakeFabric> {
 
 fn cfg(src: &str) -> Config {
     parse(src).unwrap()
-}
-
-struct Out {
-    code: u8,
-    out: String,
-    err: String,
-}
-
-fn capture(f: impl FnOnce(&mut Io<'_>) -> u8) -> Out {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let code = {
-        let mut io = Io {
-            out: &mut out,
-            err: &mut err,
-        };
-        f(&mut io)
-    };
-    Out {
-        code,
-        out: String::from_utf8(out).unwrap(),
-        err: String::from_utf8(err).unwrap(),
-    }
 }
 
 fn apply(c: &mut Client<FakeFabric>, cfg: &Config, opts: ApplyOpts) -> Out {

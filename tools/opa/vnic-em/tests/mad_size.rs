@@ -5,7 +5,11 @@
 //! the sizes opa-fm sends (header and attribute), and answers of any size,
 //! from the MAD header to a whole MAD, are read as if zero-filled.
 
+mod common;
+
 use std::time::Duration;
+
+use common::capture;
 
 use opa_wire::mad::{
     ATTR_CLASS_PORT_INFO, ATTR_DELETE_VESW, ATTR_IFACE_MCAST_MACS, ATTR_IFACE_UCAST_MACS,
@@ -65,9 +69,7 @@ enabled = false
 "#;
 
 fn fabric() -> FakeFabric {
-    let mut f = FakeFabric::new(EM_LID);
-    f.add_node(2, 1).add_node(3, 1);
-    f
+    common::fabric(EM_LID)
 }
 
 fn client(f: FakeFabric, mad_size: MadSize) -> Client<FakeFabric> {
@@ -85,29 +87,6 @@ fn client(f: FakeFabric, mad_size: MadSize) -> Client<FakeFabric> {
 
 fn cfg() -> Config {
     parse(FABRIC).unwrap()
-}
-
-struct Out {
-    code: u8,
-    out: String,
-    err: String,
-}
-
-fn capture(f: impl FnOnce(&mut Io<'_>) -> u8) -> Out {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let code = {
-        let mut io = Io {
-            out: &mut out,
-            err: &mut err,
-        };
-        f(&mut io)
-    };
-    Out {
-        code,
-        out: String::from_utf8(out).unwrap(),
-        err: String::from_utf8(err).unwrap(),
-    }
 }
 
 /// Runs `f`, checks its exit code, returns what it printed.

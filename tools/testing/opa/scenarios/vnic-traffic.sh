@@ -199,9 +199,7 @@ run_with() {
 		echo "opa_vnic_rs raw-socket: the same headers as through a datagram socket"
 	fi
 	ip -n na link show "$a"
-	must rmmod opasim
-	must rmmod "$drv"
-	must rmmod ib_umad
+	unload_vnic_stack "$drv"
 	ip netns del na
 	ip netns del nb
 }

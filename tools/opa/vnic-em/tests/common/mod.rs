@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the end-to-end tests share: the fake fabric they talk to and the capture of a
+//! command's exit code and output.
+
+use vnic_em::cmd::Io;
+use vnic_em::fake::FakeFabric;
+
+/// The fake fabric of the tests: the EM's port at `em_lid`, and one VEMA agent on each of
+/// LIDs 2 and 3.
+pub fn fabric(em_lid: u16) -> FakeFabric {
+    let mut f = FakeFabric::new(em_lid);
+    f.add_node(2, 1).add_node(3, 1);
+    f
+}
+
+/// A command's exit code, standard output and standard error.
+pub struct Out {
+    pub code: u8,
+    pub out: String,
+    pub err: String,
+}
+
+/// Runs a command with its output captured.
+pub fn capture(f: impl FnOnce(&mut Io<'_>) -> u8) -> Out {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let code = {
+        let mut io = Io {
+            out: &mut out,
+            err: &mut err,
+        };
+        f(&mut io)
+    };
+    Out {
+        code,
+        out: String::from_utf8(out).unwrap(),
+        err: String::from_utf8(err).unwrap(),
+    }
+}
