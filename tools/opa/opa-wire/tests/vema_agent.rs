@@ -502,3 +502,24 @@ proptest! {
         prop_assert_eq!(rsp[3], 0x81);
     }
 }
+
+/// A request with RMPP active (a segment of an RMPP transfer, which the
+/// driver's agent gets as a plain MAD since it does not register for RMPP)
+/// is answered as one MAD: the answer's RMPP header is all zero. A request
+/// without RMPP keeps its RMPP bytes in the answer, as the C agent copies them.
+#[test]
+fn rmpp_header_is_cleared_only_for_an_active_request() {
+    let mut port = TestPort::default();
+    let mut req = request(METHOD_GET, 0x0001, 0, &[]);
+    // Version 1, type DATA, flags Active|First|Last, segment 1, length 2008.
+    req[24..36].copy_from_slice(&[1, 1, 0x07, 0, 0, 0, 0, 1, 0, 0, 0x07, 0xd8]);
+    let rsp = run(&mut port, &req);
+    assert_eq!(status(&rsp), 0);
+    assert_eq!(rsp[24..36], [0u8; 12]);
+    assert_eq!(rsp[36..40], req[36..40]);
+
+    // Inactive: the bytes are copied, whatever they hold.
+    req[26] = 0x06;
+    let rsp = run(&mut port, &req);
+    assert_eq!(rsp[24..36], req[24..36]);
+}

@@ -149,13 +149,33 @@ const _: () = assert!(RmppHdr::SIZE == 12);
 const _: () = assert!(VemaMadHdr::SIZE == IB_MGMT_VENDOR_HDR);
 const _: () = assert!(OPA_VNIC_EMA_DATA == 2008);
 
+/// The Active flag of an RMPP header's flags (`IB_MGMT_RMPP_FLAG_ACTIVE`):
+/// the MAD is a segment of an RMPP transfer.
+pub const RMPP_FLAG_ACTIVE: u8 = 0x01;
+
+impl RmppHdr {
+    /// Whether the MAD is part of an RMPP transfer.
+    pub const fn is_active(&self) -> bool {
+        self.rmpp_rtime_flags & RMPP_FLAG_ACTIVE != 0
+    }
+}
+
 impl VemaMadHdr {
     /// The header of the response to this request, as `vema_recv()` makes
     /// it: the whole vendor header copied, method GetResp, status 0.
+    ///
+    /// Except the RMPP header of a request that has RMPP active, which is
+    /// zeroed: the C agent never sees such a request (it registers with
+    /// RMPP and the MAD layer reassembles, or hangs), while this driver's
+    /// agent gets it as a single MAD and answers it as one, not as a
+    /// segment of an RMPP transfer.
     pub const fn response(&self) -> Self {
         let mut rsp = *self;
         rsp.mad_hdr.method = METHOD_GET_RESP;
         rsp.mad_hdr.status = MAD_STATUS_SUCCESS;
+        if rsp.rmpp_hdr.is_active() {
+            rsp.rmpp_hdr = RmppHdr::ZERO;
+        }
         rsp
     }
 
