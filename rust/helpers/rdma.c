@@ -35,19 +35,6 @@ void rust_helper_init_completion(struct completion *x)
 	init_completion(x);
 }
 
-unsigned long rust_helper_spin_lock_irqsave_flags(spinlock_t *lock)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(lock, flags);
-	return flags;
-}
-
-void rust_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
-{
-	spin_unlock_irqrestore(lock, flags);
-}
-
 /* opasim: the OPA VNIC netdevs of software devices (rust/kernel/rdma/vnic.rs). */
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! debugfs directories and text files backed by Rust objects: the control and capture files
-//! of RDMA device simulators.
+//! debugfs directories and text files backed by Rust objects.
 //!
 //! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
 //!
@@ -10,7 +9,32 @@
 //! writes to [`FileOps::store`]. Files and directories are removed when dropped; a directory
 //! stays until its files and subdirectories are gone (they hold a reference to it).
 //!
-//! Nothing here is RDMA specific; it lives in `rdma` because the simulators are its users.
+//! debugfs keeps a pointer to a file's operations for as long as the file is open, which may
+//! be long after the file was removed (its `release` still runs, and the operations' module
+//! is put then). So the operations of each file type are a `static` of the module that
+//! implements them, made by [`debugfs_file_operations!`], with the module as their owner.
+//!
+//! # Examples
+//!
+//! ```
+//! use kernel::debugfs::{Dir, File, FileOps};
+//! use kernel::{c_str, prelude::*, sync::Arc};
+//!
+//! struct Answer;
+//!
+//! impl FileOps for Answer {
+//!     fn show(&self, out: &mut KVec<u8>) -> Result {
+//!         Ok(out.extend_from_slice(b"42\n", GFP_KERNEL)?)
+//!     }
+//! }
+//!
+//! kernel::debugfs_file_operations!(static ANSWER_OPS: Answer);
+//!
+//! let dir = Dir::new(c_str!("rust_doctest_debugfs"), None)?;
+//! let file = File::new(&ANSWER_OPS, &dir, c_str!("answer"), 0o444, Arc::new(Answer, GFP_KERNEL)?)?;
+//! drop(file);
+//! # Ok::<(), Error>(())
+//! ```
 
 use crate::ffi::{c_char, c_int, c_void};
 use crate::{
@@ -20,8 +44,8 @@ use crate::{
     str::CStr,
     sync::Arc,
     uaccess::UserSlice,
-    ThisModule,
 };
+use core::marker::PhantomData;
 
 /// `FMODE_READ` (a `__force` cast in C, which bindgen does not translate).
 const FMODE_READ: u32 = 1;
@@ -100,20 +124,85 @@ struct OpenFile<T: FileOps> {
     text: KVec<u8>,
 }
 
+/// The file operations of the [`File`]s showing `T`: a `static` of the module that implements
+/// `T`, made by [`debugfs_file_operations!`].
+///
+/// # Invariants
+///
+/// `fops` are the trampolines of `T`, and their `owner` is the module whose code they are (null
+/// for code built into the kernel); the value lives in a `static` of that module, so it stays
+/// valid as long as any file that uses it is open (an open file holds a reference to the
+/// owner).
+pub struct FileOperations<T: FileOps> {
+    fops: bindings::file_operations,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: The operations are never written after construction; the C side only reads them.
+unsafe impl<T: FileOps> Sync for FileOperations<T> {}
+
+impl<T: FileOps> FileOperations<T> {
+    /// The operations of `T` owned by `owner`.
+    ///
+    /// # Safety
+    ///
+    /// `owner` is the module (`__this_module`) whose code `T`'s methods are, or null if that code
+    /// is built into the kernel, and the result is stored in a `static` of that module. Use
+    /// [`debugfs_file_operations!`], which does both.
+    #[doc(hidden)]
+    pub const unsafe fn new(owner: *mut bindings::module) -> Self {
+        // INVARIANT: The caller guarantees the owner and the storage.
+        Self {
+            fops: bindings::file_operations {
+                owner,
+                open: Some(File::<T>::open),
+                read: Some(File::<T>::read),
+                write: Some(File::<T>::write),
+                release: Some(File::<T>::release),
+                llseek: Some(bindings::default_llseek),
+                // SAFETY: The other operations are absent (null), which is valid.
+                ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+            },
+            _t: PhantomData,
+        }
+    }
+}
+
+/// Declares the `static` [`FileOperations`] of a [`FileOps`] type, owned by the module this is
+/// expanded in: `debugfs_file_operations!(static NAME: Type);`.
+#[macro_export]
+macro_rules! debugfs_file_operations {
+    ($vis:vis static $name:ident: $t:ty) => {
+        $vis static $name: $crate::debugfs::FileOperations<$t> = {
+            #[cfg(MODULE)]
+            let owner = {
+                extern "C" {
+                    static __this_module: $crate::types::Opaque<$crate::bindings::module>;
+                }
+                // SAFETY: Only the address of the module's `struct module` is taken; the
+                // kernel builds it at load time and frees it after the module's exit.
+                unsafe { __this_module.get() }
+            };
+            #[cfg(not(MODULE))]
+            let owner = ::core::ptr::null_mut();
+            // SAFETY: `owner` is the module this macro is expanded in (or null when built in),
+            // whose code the operations of `$t` are, and the value is a `static` of it.
+            unsafe { $crate::debugfs::FileOperations::<$t>::new(owner) }
+        };
+    };
+}
+
 /// A debugfs file showing `T`.
 ///
 /// # Invariants
 ///
 /// `dentry` is a debugfs file this object created with the address of `*data` as its private
-/// data and `_fops` (the operations of `T`, owned by the module that made the file) as its
-/// operations; it is removed (waiting for operations in progress) before `data` and `_fops`
-/// are released. An open file holds a reference to the owning module (debugfs takes it at
-/// open), so the module, whose code the operations are, cannot go while the file is open.
+/// data and `T`'s static [`FileOperations`] as its operations; it is removed (waiting for
+/// operations in progress) before `data` is released. Once removed, debugfs calls only the
+/// file's `release` (which does not use `data`) for files still open.
 pub struct File<T: FileOps> {
     dentry: *mut bindings::dentry,
     data: Arc<T>,
-    /// The operations, with the module as their owner; debugfs keeps a pointer to them.
-    _fops: KBox<bindings::file_operations>,
     _dir: Dir,
 }
 
@@ -124,42 +213,30 @@ unsafe impl<T: FileOps> Send for File<T> {}
 unsafe impl<T: FileOps> Sync for File<T> {}
 
 impl<T: FileOps> File<T> {
-    const FOPS: bindings::file_operations = bindings::file_operations {
-        open: Some(Self::open),
-        read: Some(Self::read),
-        write: Some(Self::write),
-        release: Some(Self::release),
-        llseek: Some(bindings::default_llseek),
-        // SAFETY: The other operations are absent (null), which is valid.
-        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
-    };
-
-    /// Creates the file `name` of `module` in `dir` with permissions `mode` (for example
-    /// `0o644`).
+    /// Creates the file `name` in `dir` with permissions `mode` (for example `0o644`), showing
+    /// `data` through `ops`.
     pub fn new(
-        module: &'static ThisModule,
+        ops: &'static FileOperations<T>,
         dir: &Dir,
         name: &CStr,
         mode: u16,
         data: Arc<T>,
     ) -> Result<Self> {
-        let mut fops = KBox::new(Self::FOPS, GFP_KERNEL)?;
-        fops.owner = module.as_ptr();
         // SAFETY: `name` is a valid C string and `dir` a live directory; the private data
-        // and the operations outlive the file (type invariant).
+        // outlives the file (type invariant) and the operations are static.
         let d = dentry_or_err(unsafe {
             bindings::debugfs_create_file(
                 name.as_char_ptr(),
                 mode,
                 dir.0.dentry,
                 (&*data as *const T).cast_mut().cast::<c_void>(),
-                &*fops,
+                &ops.fops,
             )
         })?;
+        // INVARIANT: The file was created with `data` and `ops`; `Drop` removes it first.
         Ok(Self {
             dentry: d,
             data,
-            _fops: fops,
             _dir: dir.clone(),
         })
     }

@@ -13,8 +13,9 @@
 //! read-only in `/sys/module/<module>/parameters/`; since nothing writes them after loading,
 //! reading them needs no lock.
 //!
-//! Nothing here is RDMA specific; it lives in `rdma` because the software RDMA devices are its
-//! first users.
+//! As C's `MODULE_PARAM_PREFIX`, a parameter of a module built into the kernel is named
+//! `<module>.<name>` (`opasim.devices=3` on the kernel command line); the macros take the module
+//! name from the crate's root module path, so they are invoked at the crate root.
 
 use crate::{bindings, str::CStr};
 use core::cell::UnsafeCell;
@@ -122,8 +123,8 @@ impl ParamEntry {
 macro_rules! module_param_uint {
     ($name:ident, $default:expr, $desc:literal) => {
         #[allow(non_upper_case_globals)]
-        static $name: $crate::rdma::param::UintParam =
-            $crate::rdma::param::UintParam::new($default);
+        static $name: $crate::module_param::UintParam =
+            $crate::module_param::UintParam::new($default);
         $crate::__module_param_entry!($name, param_ops_uint);
     };
 }
@@ -134,8 +135,8 @@ macro_rules! module_param_uint {
 macro_rules! module_param_charp {
     ($name:ident, $default:expr, $desc:literal) => {
         #[allow(non_upper_case_globals)]
-        static $name: $crate::rdma::param::CharpParam =
-            $crate::rdma::param::CharpParam::new($default);
+        static $name: $crate::module_param::CharpParam =
+            $crate::module_param::CharpParam::new($default);
         $crate::__module_param_entry!($name, param_ops_charp);
     };
 }
@@ -147,12 +148,19 @@ macro_rules! __module_param_entry {
         const _: () = {
             #[link_section = "__param"]
             #[used]
-            static ENTRY: $crate::rdma::param::ParamEntry = {
+            static ENTRY: $crate::module_param::ParamEntry = {
+                #[cfg(MODULE)]
                 let name = $crate::c_str!(::core::stringify!($name));
+                #[cfg(not(MODULE))]
+                let name = $crate::c_str!(::core::concat!(
+                    ::core::module_path!(),
+                    ".",
+                    ::core::stringify!($name)
+                ));
                 // SAFETY: `THIS_MODULE` is the module's, the operations match the static
                 // value, which `$name` is.
                 unsafe {
-                    $crate::rdma::param::ParamEntry::new(
+                    $crate::module_param::ParamEntry::new(
                         name,
                         THIS_MODULE.as_ptr(),
                         &raw const $crate::bindings::$ops,

@@ -11,14 +11,11 @@
 //! per-device context; [`mad`] registers MAD agents on a device's ports.
 
 pub mod client;
-#[cfg(CONFIG_DEBUG_FS)]
-pub mod debugfs;
 pub mod device;
 pub mod event;
-pub mod irqlock;
 pub mod mad;
 pub mod netdev;
-pub mod param;
 pub mod provider;
+pub mod scope;
 pub mod verbs;
 pub mod vnic;

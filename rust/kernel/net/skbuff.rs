@@ -3,54 +3,60 @@
 //! Socket buffers.
 //!
 //! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
+//!
+//! Three types, by what their holder may do:
+//!
+//! - [`SkBuffRef`]: a buffer borrowed for the duration of a call (for example the one the stack
+//!   passes to `ndo_select_queue`): read only, never freed.
+//! - [`SkBuff`]: an owned buffer, freed when dropped. Its head (the data) may be shared with
+//!   clones (a packet tap holds one of every transmitted frame), so its data can be read, and
+//!   its own offsets moved ([`SkBuff::pull`]), but not written.
+//! - [`SkBuffMut`]: an owned buffer whose head is its own, from [`SkBuff::alloc`] or
+//!   [`SkBuff::cow_head`]: its data can be written, prepended to and appended to.
+//!
+//! Only the linear part of a buffer (the head) is accessible; `put`, `push` and `pull` check
+//! their bounds and fail instead of hitting the C functions' BUGs.
 
+use crate::types::Opaque;
 use crate::{alloc::AllocError, alloc::Flags, bindings, error::to_result, prelude::*};
-use core::ptr::NonNull;
+use core::{
+    ops::{Deref, DerefMut},
+    ptr::NonNull,
+};
 
-/// A socket buffer (`struct sk_buff`) that the holder owns: it is freed when dropped, unless
-/// handed on with [`SkBuff::into_raw`].
+/// A socket buffer (`struct sk_buff`) as a borrower sees it: its data and metadata, read only.
 ///
-/// Only the linear part of the buffer (the head) is accessible; the `put`, `push` and `pull`
-/// operations check their bounds and fail instead of hitting the C functions' BUGs.
+/// Not `Sync`: reading the flow hash may compute and store it.
 ///
 /// # Invariants
 ///
-/// `self.0` points to a valid `struct sk_buff` that nothing else owns or uses while `self`
-/// exists.
-pub struct SkBuff(NonNull<bindings::sk_buff>);
+/// The buffer is valid, and nothing else changes its data or frees it while a reference to
+/// `Self` is live.
+#[repr(transparent)]
+pub struct SkBuffRef(Opaque<bindings::sk_buff>);
 
-// SAFETY: An owned `sk_buff` may be freed or handed on from any thread.
-unsafe impl Send for SkBuff {}
-
-impl SkBuff {
-    /// Allocates a buffer of `size` bytes of data room, empty, with no headroom.
-    pub fn alloc(size: u32, flags: Flags) -> Result<Self, AllocError> {
-        // SAFETY: FFI call without preconditions.
-        let skb = unsafe { bindings::alloc_skb(size, flags.as_raw()) };
-        NonNull::new(skb).map(Self).ok_or(AllocError)
-    }
-
-    /// Takes ownership of a raw socket buffer.
+impl SkBuffRef {
+    /// Borrows a buffer.
     ///
     /// # Safety
     ///
-    /// `skb` must be a valid `struct sk_buff` whose ownership (the duty to free or hand it on)
-    /// passes to the returned value, and that nothing else uses meanwhile.
-    pub unsafe fn from_raw(skb: NonNull<bindings::sk_buff>) -> Self {
-        // INVARIANT: As the caller guarantees.
-        Self(skb)
+    /// `skb` is a valid buffer that nothing frees, and whose data and metadata nothing else
+    /// changes, for `'a`.
+    pub unsafe fn from_raw<'a>(skb: *mut bindings::sk_buff) -> &'a Self {
+        // SAFETY: `Self` is a transparent wrapper of `sk_buff`, and the caller guarantees the
+        // type invariant for `'a`.
+        unsafe { &*skb.cast::<Self>() }
     }
 
-    /// Gives up ownership: the caller must free or hand on the buffer.
-    pub fn into_raw(self) -> NonNull<bindings::sk_buff> {
-        let skb = self.0;
-        core::mem::forget(self);
-        skb
+    /// The raw buffer, for the abstractions of its users.
+    pub fn as_raw(&self) -> *mut bindings::sk_buff {
+        self.0.get()
     }
 
     fn raw(&self) -> &bindings::sk_buff {
-        // SAFETY: By the type invariant the buffer is valid and ours.
-        unsafe { self.0.as_ref() }
+        // SAFETY: By the type invariant the buffer is valid and does not change meanwhile
+        // (except for the hash, which only `hash` writes, through the raw pointer).
+        unsafe { &*self.as_raw() }
     }
 
     /// The length of the data, head and fragments.
@@ -72,13 +78,182 @@ impl SkBuff {
     /// Room before the data (`skb_headroom()`).
     pub fn headroom(&self) -> u32 {
         // SAFETY: By the type invariant the buffer is valid.
-        unsafe { bindings::skb_headroom(self.0.as_ptr()) }
+        unsafe { bindings::skb_headroom(self.as_raw()) }
     }
 
     /// Room after the data in the head (`skb_tailroom()`).
     pub fn tailroom(&self) -> u32 {
         // SAFETY: By the type invariant the buffer is valid.
-        unsafe { bindings::skb_tailroom(self.0.as_ptr()) }
+        unsafe { bindings::skb_tailroom(self.as_raw()) }
+    }
+
+    /// The linear part of the data.
+    pub fn data(&self) -> &[u8] {
+        let skb = self.raw();
+        // SAFETY: `data` points to the head's `head_len()` bytes of data, which live as long as
+        // the buffer and do not change while `self` is borrowed (type invariant; writers need
+        // a `&mut SkBuffMut`).
+        unsafe { core::slice::from_raw_parts(skb.data, self.head_len() as usize) }
+    }
+
+    /// The flow hash of the buffer, computed from its headers if not known yet
+    /// (`skb_get_hash()`, which stores it in the buffer).
+    pub fn hash(&self) -> u32 {
+        // SAFETY: The buffer is valid; `Self` is not `Sync`, so no other thread reads or writes
+        // the hash through it meanwhile, and its holder is the only user of the buffer.
+        unsafe { bindings::skb_get_hash(self.as_raw()) }
+    }
+
+    /// The link-layer protocol (`skb->protocol`), host order.
+    pub fn protocol(&self) -> u16 {
+        // SAFETY: The buffer is valid.
+        u16::from_be(unsafe { bindings::skb_protocol(self.as_raw()) })
+    }
+
+    /// The VLAN tag held out of the data (hardware-accelerated tagging), if any.
+    pub fn vlan_tci(&self) -> Option<u16> {
+        let skb = self.as_raw();
+        // SAFETY: The buffer is valid.
+        let present = unsafe { bindings::skb_vlan_tag_present(skb) };
+        // SAFETY: The buffer is valid.
+        let tci = unsafe { bindings::skb_vlan_tag_get(skb) };
+        present.then_some(tci)
+    }
+}
+
+/// A socket buffer that the holder owns: it is freed when dropped (as a drop, `kfree_skb()`;
+/// [`SkBuff::consume`] frees one that was delivered), unless handed on with
+/// [`SkBuff::into_raw`]. Its head may be shared with clones: see the module documentation.
+///
+/// # Invariants
+///
+/// `self.0` points to a valid `struct sk_buff` that nothing else owns or uses while `self`
+/// exists (clones are other `sk_buff`s, which may share its head).
+pub struct SkBuff(NonNull<bindings::sk_buff>);
+
+// SAFETY: An owned `sk_buff` may be freed or handed on from any thread.
+unsafe impl Send for SkBuff {}
+
+impl SkBuff {
+    /// Allocates a buffer of `size` bytes of data room, empty, with no headroom.
+    pub fn alloc(size: u32, flags: Flags) -> Result<SkBuffMut, AllocError> {
+        // SAFETY: FFI call without preconditions.
+        let skb = unsafe { bindings::alloc_skb(size, flags.as_raw()) };
+        // INVARIANT: A new buffer is ours, and its head is not shared.
+        NonNull::new(skb)
+            .map(|skb| SkBuffMut(Self(skb)))
+            .ok_or(AllocError)
+    }
+
+    /// Takes ownership of a raw socket buffer.
+    ///
+    /// # Safety
+    ///
+    /// `skb` must be a valid `struct sk_buff` whose ownership (the duty to free or hand it on)
+    /// passes to the returned value, and that nothing else uses meanwhile.
+    pub unsafe fn from_raw(skb: NonNull<bindings::sk_buff>) -> Self {
+        // INVARIANT: As the caller guarantees.
+        Self(skb)
+    }
+
+    /// Gives up ownership: the caller must free or hand on the buffer.
+    pub fn into_raw(self) -> NonNull<bindings::sk_buff> {
+        let skb = self.0;
+        core::mem::forget(self);
+        skb
+    }
+
+    /// Frees a buffer that was delivered (`consume_skb()`): drop monitors do not count it.
+    pub fn consume(self) {
+        let skb = self.into_raw();
+        // SAFETY: The buffer was ours, and is given up here.
+        unsafe { bindings::skb_consume(skb.as_ptr()) };
+    }
+
+    /// Makes the head the buffer's own, with at least `headroom` bytes before the data
+    /// (`skb_cow_head()`), so that it can be written. On failure the buffer is freed.
+    pub fn cow_head(self, headroom: u32) -> Result<SkBuffMut> {
+        // SAFETY: The buffer is valid and ours.
+        to_result(unsafe { bindings::skb_cow_head(self.0.as_ptr(), headroom) })?;
+        // INVARIANT: `skb_cow_head` succeeded: the header is not cloned, and nothing can clone
+        // the buffer while `SkBuffMut` owns it.
+        Ok(SkBuffMut(self))
+    }
+
+    /// Pads the data with zeros to at least `len` bytes (`skb_put_padto()`, which copies a
+    /// shared head first). On failure the buffer is freed, as the C function does.
+    pub fn put_padto(self, len: u32) -> Result<Self> {
+        let skb = self.into_raw();
+        // SAFETY: The buffer is valid and ours; `skb_put_padto` either pads it or frees it.
+        to_result(unsafe { bindings::skb_put_padto(skb.as_ptr(), len) })?;
+        // SAFETY: It succeeded, so the buffer is still valid and ours.
+        Ok(unsafe { Self::from_raw(skb) })
+    }
+
+    /// Removes `len` bytes from the start of the data (`skb_pull()`); fails if the head is
+    /// shorter. Only this buffer's offsets change, so the head may be shared.
+    pub fn pull(&mut self, len: u32) -> Result {
+        if len > self.head_len() {
+            return Err(EINVAL);
+        }
+        // SAFETY: The buffer is valid and ours, and its head holds at least `len` bytes.
+        unsafe { bindings::skb_pull(self.0.as_ptr(), len) };
+        Ok(())
+    }
+
+    /// Sets the flow hash (`skb_set_hash()` with a level 4 hash), as a driver that knows it
+    /// does.
+    pub fn set_hash(&mut self, hash: u32) {
+        // SAFETY: The buffer is valid and ours; the hash is a field of this `sk_buff`.
+        unsafe {
+            bindings::skb_set_hash(
+                self.0.as_ptr(),
+                hash,
+                bindings::pkt_hash_types_PKT_HASH_TYPE_L4,
+            )
+        };
+    }
+
+    /// Sets the link-layer protocol (host order).
+    pub fn set_protocol(&mut self, protocol: u16) {
+        // SAFETY: The buffer is valid and ours; the protocol is a field of this `sk_buff`.
+        unsafe { bindings::skb_set_protocol(self.0.as_ptr(), protocol.to_be()) };
+    }
+}
+
+impl Deref for SkBuff {
+    type Target = SkBuffRef;
+
+    fn deref(&self) -> &SkBuffRef {
+        // SAFETY: The buffer is valid and ours; its data changes only through `&mut self`
+        // (`SkBuffMut`), which this borrow excludes.
+        unsafe { SkBuffRef::from_raw(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the buffer is ours to free.
+        unsafe { bindings::kfree_skb(self.0.as_ptr()) };
+    }
+}
+
+/// An owned socket buffer whose head is its own (not shared with a clone): its data can be
+/// written.
+///
+/// # Invariants
+///
+/// The head of `self.0` is not shared with any other `sk_buff` (`!skb_header_cloned()`).
+pub struct SkBuffMut(SkBuff);
+
+impl SkBuffMut {
+    /// The buffer, which may be shared from then on.
+    pub fn into_inner(self) -> SkBuff {
+        self.0
+    }
+
+    fn ptr(&self) -> *mut bindings::sk_buff {
+        self.0 .0.as_ptr()
     }
 
     /// Moves the start of an empty buffer `len` bytes on, to make headroom (`skb_reserve()`).
@@ -87,41 +262,24 @@ impl SkBuff {
             return Err(EINVAL);
         }
         // SAFETY: The buffer is valid and ours, empty, and has `len` bytes of room.
-        unsafe { bindings::skb_reserve(self.0.as_ptr(), len as i32) };
+        unsafe { bindings::skb_reserve(self.ptr(), len as i32) };
         Ok(())
-    }
-
-    /// Makes sure there are `headroom` bytes before the data and that the head is not shared
-    /// with a clone, so that [`SkBuff::push`] can write there (`skb_cow_head()`).
-    pub fn cow_head(&mut self, headroom: u32) -> Result {
-        // SAFETY: The buffer is valid and ours.
-        to_result(unsafe { bindings::skb_cow_head(self.0.as_ptr(), headroom) })
     }
 
     /// Appends `len` bytes to the data and returns them (`skb_put()`).
     pub fn put(&mut self, len: u32) -> Result<&mut [u8]> {
-        if self.raw().data_len != 0 || len > self.tailroom() {
+        if self.head_len() != self.len() || len > self.tailroom() {
             return Err(EINVAL);
         }
-        // SAFETY: The buffer is valid and ours, linear, with `len` bytes of tailroom: `skb_put`
-        // returns the start of the `len` new bytes, which belong to us like the buffer.
+        // SAFETY: The buffer is valid and ours, linear, with `len` bytes of tailroom in a head
+        // of its own (type invariant): `skb_put` returns the start of the `len` new bytes.
         unsafe {
-            let p = bindings::skb_put(self.0.as_ptr(), len);
+            let p = bindings::skb_put(self.ptr(), len);
             Ok(core::slice::from_raw_parts_mut(
                 p.cast::<u8>(),
                 len as usize,
             ))
         }
-    }
-
-    /// Pads the data with zeros to at least `len` bytes (`skb_put_padto()`). On failure the
-    /// buffer is freed, as the C function does.
-    pub fn put_padto(self, len: u32) -> Result<Self> {
-        let skb = self.into_raw();
-        // SAFETY: The buffer is valid and ours; `skb_put_padto` either pads it or frees it.
-        to_result(unsafe { bindings::skb_put_padto(skb.as_ptr(), len) })?;
-        // SAFETY: It succeeded, so the buffer is still valid and ours.
-        Ok(unsafe { Self::from_raw(skb) })
     }
 
     /// Appends `data` to the data.
@@ -136,10 +294,10 @@ impl SkBuff {
         if len > self.headroom() {
             return Err(EINVAL);
         }
-        // SAFETY: The buffer is valid and ours, with `len` bytes of headroom: `skb_push`
-        // returns the new start of the data, `len` bytes that belong to us.
+        // SAFETY: The buffer is valid and ours, with `len` bytes of headroom in a head of its
+        // own (type invariant): `skb_push` returns the new start of the data.
         unsafe {
-            let p = bindings::skb_push(self.0.as_ptr(), len);
+            let p = bindings::skb_push(self.ptr(), len);
             Ok(core::slice::from_raw_parts_mut(
                 p.cast::<u8>(),
                 len as usize,
@@ -147,84 +305,25 @@ impl SkBuff {
         }
     }
 
-    /// Removes `len` bytes from the start of the data (`skb_pull()`); fails if the head is
-    /// shorter.
-    pub fn pull(&mut self, len: u32) -> Result {
-        if len > self.head_len() {
-            return Err(EINVAL);
-        }
-        // SAFETY: The buffer is valid and ours, and its head holds at least `len` bytes.
-        unsafe { bindings::skb_pull(self.0.as_ptr(), len) };
-        Ok(())
-    }
-
-    /// The linear part of the data.
-    pub fn data(&self) -> &[u8] {
-        let skb = self.raw();
-        // SAFETY: `data` points to the head's `head_len()` bytes of data, which live as long as
-        // the buffer and change only through `&mut self`.
-        unsafe { core::slice::from_raw_parts(skb.data, self.head_len() as usize) }
-    }
-
     /// The linear part of the data, to change.
-    ///
-    /// The head must be the buffer's own (see [`SkBuff::cow_head`]) for the change not to show
-    /// in clones.
     pub fn data_mut(&mut self) -> &mut [u8] {
         let len = self.head_len() as usize;
-        // SAFETY: As in `data`, and `&mut self` makes the access exclusive.
-        unsafe { core::slice::from_raw_parts_mut(self.raw().data, len) }
-    }
-
-    /// The flow hash of the buffer, computed from its headers if not known yet
-    /// (`skb_get_hash()`).
-    pub fn hash(&mut self) -> u32 {
-        // SAFETY: The buffer is valid and ours.
-        unsafe { bindings::skb_get_hash(self.0.as_ptr()) }
-    }
-
-    /// Sets the flow hash (`skb_set_hash()` with a level 4 hash), as a driver that knows it
-    /// does.
-    pub fn set_hash(&mut self, hash: u32) {
-        // SAFETY: The buffer is valid and ours.
-        unsafe {
-            bindings::skb_set_hash(
-                self.0.as_ptr(),
-                hash,
-                bindings::pkt_hash_types_PKT_HASH_TYPE_L4,
-            )
-        };
-    }
-
-    /// The link-layer protocol (`skb->protocol`), host order.
-    pub fn protocol(&self) -> u16 {
-        // SAFETY: The buffer is valid and ours.
-        u16::from_be(unsafe { bindings::skb_protocol(self.0.as_ptr()) })
-    }
-
-    /// Sets the link-layer protocol (host order).
-    pub fn set_protocol(&mut self, protocol: u16) {
-        // SAFETY: The buffer is valid and ours.
-        unsafe { bindings::skb_set_protocol(self.0.as_ptr(), protocol.to_be()) };
-    }
-
-    /// The VLAN tag held out of the data (hardware-accelerated tagging), if any.
-    pub fn vlan_tci(&self) -> Option<u16> {
-        // SAFETY: The buffer is valid and ours.
-        let (present, tci) = unsafe {
-            let skb = self.0.as_ptr();
-            (
-                bindings::skb_vlan_tag_present(skb),
-                bindings::skb_vlan_tag_get(skb),
-            )
-        };
-        present.then_some(tci)
+        // SAFETY: As in `SkBuffRef::data`; `&mut self` makes the access exclusive, and the head
+        // is not shared with a clone (type invariant).
+        unsafe { core::slice::from_raw_parts_mut((*self.ptr()).data, len) }
     }
 }
 
-impl Drop for SkBuff {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant the buffer is ours to free.
-        unsafe { bindings::kfree_skb(self.0.as_ptr()) };
+impl Deref for SkBuffMut {
+    type Target = SkBuff;
+
+    fn deref(&self) -> &SkBuff {
+        &self.0
+    }
+}
+
+impl DerefMut for SkBuffMut {
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        &mut self.0
     }
 }

@@ -6,27 +6,25 @@
 //!
 //! A client is told about every RDMA device, present and future, through [`Client::add`], and
 //! keeps a typed context per device it accepted, which it gets back in [`Client::remove`] when
-//! the device goes away or the client unregisters.
+//! the device goes away or the client unregisters. `add` gets the device as a
+//! [`DeviceScope`]: the per-device objects of the client (MAD agents, event handlers, VNIC
+//! netdevs) hold one, and the removal of the device waits for them (see [`super::scope`]).
 //!
 //! # Examples
 //!
 //! ```
 //! use kernel::{c_str, prelude::*};
-//! use kernel::rdma::{client, device::Device};
+//! use kernel::rdma::{client, device::Device, scope::DeviceScope};
 //!
 //! struct Logger;
 //!
-//! static LOGGER: client::ClientVTable<Logger> = client::ClientVTable::new();
+//! kernel::ib_client_vtable!(static LOGGER: Logger);
 //!
 //! impl client::Client for Logger {
 //!     const NAME: &'static CStr = c_str!("logger");
 //!     type DeviceData = KBox<u32>;
 //!
-//!     fn vtable() -> &'static client::ClientVTable<Self> {
-//!         &LOGGER
-//!     }
-//!
-//!     fn add(device: &Device) -> Result<KBox<u32>> {
+//!     fn add(device: &DeviceScope) -> Result<KBox<u32>> {
 //!         pr_info!("{}: {} ports\n", device.name(), device.ports().count());
 //!         Ok(KBox::new(*device.ports().end(), GFP_KERNEL)?)
 //!     }
@@ -43,8 +41,12 @@
 //! # Ok::<(), Error>(())
 //! ```
 
-use super::device::Device;
+use super::{
+    device::Device,
+    scope::{DeviceScope, ScopeOwner},
+};
 use crate::{
+    alloc::{flags::GFP_KERNEL, KBox},
     bindings,
     error::{code::EBUSY, to_result, Result},
     str::CStr,
@@ -62,29 +64,65 @@ pub trait Client: Sized + 'static {
     const NAME: &'static CStr;
 
     /// What the client keeps for each device it accepted.
-    type DeviceData: ForeignOwnable + Send + Sync;
-
-    /// The static [`ClientVTable`] this client registers through.
-    ///
-    /// The IB core's `add` callback gets only the device, so the callbacks find the client's
-    /// `struct ib_client` (needed to store the context) through this function.
-    fn vtable() -> &'static ClientVTable<Self>;
+    type DeviceData: Send + Sync + 'static;
 
     /// Called for each RDMA device, at registration and whenever a device appears.
     ///
     /// Returning an error means the client does not drive this device: it gets no further
     /// callbacks for it. Return `EOPNOTSUPP` for devices the client does not handle.
-    fn add(device: &Device) -> Result<Self::DeviceData>;
+    ///
+    /// The device's per-device objects are made from `device` (a [`DeviceScope`], which derefs
+    /// to the [`Device`]).
+    fn add(device: &DeviceScope) -> Result<Self::DeviceData>;
 
     /// Called when an accepted device goes away or the client unregisters; gets back the
-    /// context [`Client::add`] returned.
+    /// context [`Client::add`] returned. Once `data` is dropped, the removal waits until every
+    /// other object that holds the device's [`DeviceScope`] is gone.
     fn remove(device: &Device, data: Self::DeviceData);
+}
+
+/// What the client abstraction keeps per device: the client's context and the device's scope.
+struct Attached<T: Client> {
+    data: T::DeviceData,
+    scope: ScopeOwner,
+}
+
+/// The static [`ClientVTable`] of a [`Client`], declared by [`ib_client_vtable!`].
+///
+/// The IB core's `add` callback gets only the device, so the callbacks find the client's
+/// `struct ib_client` (needed to store the context) through [`HasClientVTable::vtable`].
+///
+/// # Safety
+///
+/// [`HasClientVTable::vtable`] returns the same `static` every time, and it is the only
+/// [`ClientVTable`] of `Self` that is ever registered. [`ib_client_vtable!`] implements it so.
+pub unsafe trait HasClientVTable: Client {
+    /// The client's one `struct ib_client`.
+    fn vtable() -> &'static ClientVTable<Self>;
+}
+
+/// Declares the static [`ClientVTable`] of a [`Client`] and ties the client to it:
+/// `ib_client_vtable!(static NAME: Type);`.
+#[macro_export]
+macro_rules! ib_client_vtable {
+    ($vis:vis static $name:ident: $t:ty) => {
+        $vis static $name: $crate::rdma::client::ClientVTable<$t> =
+            $crate::rdma::client::ClientVTable::new();
+
+        // SAFETY: `$name` is a static, the only `ClientVTable` of the type a registration
+        // uses (a second expansion for the type would be a conflicting implementation).
+        unsafe impl $crate::rdma::client::HasClientVTable for $t {
+            fn vtable() -> &'static $crate::rdma::client::ClientVTable<Self> {
+                &$name
+            }
+        }
+    };
 }
 
 /// The `struct ib_client` of a [`Client`]: its name and callbacks.
 ///
-/// It must live in a `static`, since the IB core keeps a pointer to it while the client is
-/// registered, and [`Client::vtable`] must return that static.
+/// It lives in a `static` (the IB core keeps a pointer to it while the client is registered),
+/// declared with [`ib_client_vtable!`].
 ///
 /// # Invariants
 ///
@@ -101,8 +139,9 @@ pub struct ClientVTable<T: Client> {
 // the client is registered; Rust code only passes its address around.
 unsafe impl<T: Client> Sync for ClientVTable<T> {}
 
-impl<T: Client> ClientVTable<T> {
-    /// Creates the vtable of `T`, for a `static`.
+impl<T: HasClientVTable> ClientVTable<T> {
+    /// Creates the vtable of `T`, for the `static` of [`ib_client_vtable!`].
+    #[doc(hidden)]
     pub const fn new() -> Self {
         Self {
             client: Opaque::new(bindings::ib_client {
@@ -130,13 +169,26 @@ impl<T: Client> ClientVTable<T> {
         // SAFETY: The core calls `add` with a registered device, and keeps it registered at
         // least until this callback returns.
         let device = unsafe { Device::from_raw(ibdev) };
-        match T::add(device) {
-            Ok(data) => {
-                let data = data.into_foreign();
+        // SAFETY: The device stays registered until `remove_callback` has closed the scope
+        // (the core calls `remove` before it unregisters the device), or, if `add` fails,
+        // until the scope is closed below.
+        let scope = match unsafe { ScopeOwner::new(device) } {
+            Ok(scope) => scope,
+            Err(e) => return e.to_errno(),
+        };
+        let Some(handle) = scope.handle() else {
+            return crate::error::code::EINVAL.to_errno();
+        };
+        let added = T::add(handle).and_then(|data| {
+            KBox::new(Attached::<T> { data, scope }, GFP_KERNEL).map_err(Into::into)
+        });
+        match added {
+            Ok(attached) => {
+                let data = attached.into_foreign();
                 // SAFETY: `ibdev` is valid (see above) and the core has reserved this
                 // client's slot in the device before calling `add`, which is where
                 // `ib_set_client_data` must be called. `T::vtable()` is the `ib_client` being
-                // added, by the contract of `Client::vtable`.
+                // added: the only one of `T` that is registered (`HasClientVTable`).
                 unsafe {
                     bindings::ib_set_client_data(ibdev, T::vtable().as_raw(), data.cast_mut())
                 };
@@ -155,12 +207,15 @@ impl<T: Client> ClientVTable<T> {
         // SAFETY: `remove` is only called for devices whose `add` returned 0, after which
         // `data` is what `add_callback` stored from `into_foreign`; the core calls `remove`
         // once, and nothing borrows the data any more at that point.
-        let data = unsafe { T::DeviceData::from_foreign(data) };
+        let attached = unsafe { KBox::<Attached<T>>::from_foreign(data) };
+        let Attached { data, scope } = KBox::into_inner(attached);
         T::remove(device, data);
+        // Every object of the device has to be gone before the core goes on with the removal.
+        scope.close();
     }
 }
 
-impl<T: Client> Default for ClientVTable<T> {
+impl<T: HasClientVTable> Default for ClientVTable<T> {
     fn default() -> Self {
         Self::new()
     }
@@ -174,13 +229,13 @@ impl<T: Client> Default for ClientVTable<T> {
 /// # Invariants
 ///
 /// `vtable` is registered with the IB core and `vtable.registered` is true.
-pub struct Registration<T: Client> {
+pub struct Registration<T: HasClientVTable> {
     vtable: &'static ClientVTable<T>,
 }
 
-impl<T: Client> Registration<T> {
-    /// Registers the client `T` through [`Client::vtable`]: [`Client::add`] is called for every
-    /// present device before this returns.
+impl<T: HasClientVTable> Registration<T> {
+    /// Registers the client `T` through its [`ClientVTable`]: [`Client::add`] is called for
+    /// every present device before this returns.
     ///
     /// Fails with `EBUSY` if the client is registered already.
     pub fn new() -> Result<Self> {
@@ -200,7 +255,7 @@ impl<T: Client> Registration<T> {
     }
 }
 
-impl<T: Client> Drop for Registration<T> {
+impl<T: HasClientVTable> Drop for Registration<T> {
     fn drop(&mut self) {
         // SAFETY: By the type invariant the client is registered.
         unsafe { bindings::ib_unregister_client(self.vtable.as_raw()) };

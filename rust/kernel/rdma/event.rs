@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::device::Device;
+use super::scope::DeviceScope;
 use crate::{bindings, prelude::*, types::Opaque};
 
 /// A port event a ULP acts on.
@@ -37,6 +37,8 @@ pub struct EventRegistration<H: EventHandler> {
     data: H,
     #[pin]
     handler: Opaque<bindings::ib_event_handler>,
+    /// Keeps the device until the handler is unregistered (dropped after `PinnedDrop`).
+    _scope: DeviceScope,
 }
 
 // SAFETY: The C side only uses the handler under the device's locks; `H` is `Send + Sync`.
@@ -46,8 +48,9 @@ unsafe impl<H: EventHandler> Sync for EventRegistration<H> {}
 
 impl<H: EventHandler> EventRegistration<H> {
     /// Registers `data` to receive the port events of `device`.
-    pub fn new(device: &Device, data: H) -> impl PinInit<Self, Error> + '_ {
+    pub fn new(device: &DeviceScope, data: H) -> impl PinInit<Self, Error> + '_ {
         try_pin_init!(Self {
+            _scope: device.clone(),
             data,
             // SAFETY: `slot` is the pinned handler, whose `data` is initialised already
             // (fields are initialised in order). It is filled in as `INIT_IB_EVENT_HANDLER`

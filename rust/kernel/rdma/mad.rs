@@ -10,7 +10,7 @@
 //! [`RecvMad::respond`]. The abstraction owns the address handles and send buffers of the
 //! answers and frees them when the MAD layer is done with them.
 
-use super::device::Device;
+use super::scope::DeviceScope;
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
@@ -53,11 +53,20 @@ pub trait MadHandler: Send + Sync + 'static {
 ///
 /// # Invariants
 ///
-/// `agent` is a registered `struct ib_mad_agent` whose `context` is the address of `*handler`,
+/// `agent` is a registered `struct ib_mad_agent` whose `context` is the address of `*inner`,
 /// and whose send and receive handlers are the trampolines of `H`.
 pub struct Agent<H: MadHandler> {
     agent: NonNull<bindings::ib_mad_agent>,
-    handler: Pin<KBox<H>>,
+    inner: Pin<KBox<AgentInner<H>>>,
+}
+
+/// What the MAD layer's callbacks of an agent get: the handler, and the scope of the device
+/// (which keeps the device, and so the MAD layer's port, until the agent is unregistered).
+#[pin_data]
+struct AgentInner<H: MadHandler> {
+    scope: DeviceScope,
+    #[pin]
+    handler: H,
 }
 
 // SAFETY: The MAD layer may call the handler from any thread, which `H: Send + Sync` allows;
@@ -75,7 +84,7 @@ impl<H: MadHandler> Agent<H> {
     /// or if another agent has registered the same class, version, OUI and method on the port
     /// already (the MAD layer logs which).
     pub fn register(
-        device: &Device,
+        device: &DeviceScope,
         port: u32,
         spec: &AgentSpec<'_>,
         handler: impl PinInit<H, Error>,
@@ -96,12 +105,18 @@ impl<H: MadHandler> Agent<H> {
             }
             req.method_mask[m / bits] |= 1 << (m % bits);
         }
-        let handler = KBox::pin_init(handler, GFP_KERNEL)?;
-        let context: *const H = &*handler;
+        let inner = KBox::pin_init(
+            try_pin_init!(AgentInner {
+                scope: device.clone(),
+                handler <- handler,
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        let context: *const AgentInner<H> = &*inner;
         // SAFETY: `device` is registered and `port` one of its ports (checked above); `req` is
         // a valid request that the MAD layer copies; the trampolines match the C handler
-        // types; `context` points to the pinned handler, which outlives the registration
-        // because `Drop` unregisters before the box is freed.
+        // types; `context` points to the pinned handler and scope, which outlive the
+        // registration because `Drop` unregisters before the box is freed.
         let agent = from_err_ptr(unsafe {
             bindings::ib_register_mad_agent(
                 device.as_raw(),
@@ -117,19 +132,17 @@ impl<H: MadHandler> Agent<H> {
         })?;
         // `from_err_ptr` let a null pointer through: the MAD layer never returns one.
         let agent = NonNull::new(agent).ok_or(EINVAL)?;
-        Ok(Self { agent, handler })
+        Ok(Self { agent, inner })
     }
 
     /// The handler of the agent.
     pub fn handler(&self) -> &H {
-        &self.handler
+        &self.inner.handler
     }
 
     /// The device the agent is registered on.
-    pub fn device(&self) -> &Device {
-        // SAFETY: By the type invariant the agent is registered, so its device is registered
-        // too, as long as `self` lives.
-        unsafe { Device::from_raw((*self.agent.as_ptr()).device) }
+    pub fn device(&self) -> &DeviceScope {
+        &self.inner.scope
     }
 
     /// The port the agent is registered on.
@@ -147,8 +160,9 @@ impl<H: MadHandler> Agent<H> {
         wc: *mut bindings::ib_mad_send_wc,
     ) {
         // SAFETY: The MAD layer passes a valid send completion whose `send_buf` is one that
-        // `RecvMad::respond` posted: its `ah` is ours and nothing uses either any more.
-        unsafe { free_send((*wc).send_buf) };
+        // `RecvMad::respond` or `Agent::send` posted: its `ah` is ours and nothing uses either
+        // any more. Send completions run in the MAD layer's workqueue, where sleeping is fine.
+        unsafe { free_send((*wc).send_buf, Context::Process) };
     }
 
     /// # Safety
@@ -162,15 +176,16 @@ impl<H: MadHandler> Agent<H> {
         if wc.is_null() {
             return;
         }
-        // SAFETY: `context` is the handler (type invariant), alive while the agent is
-        // registered, which it is while its callbacks run.
-        let handler = unsafe { &*(*agent).context.cast::<H>() };
+        // SAFETY: `context` is the agent's `AgentInner` (type invariant), alive while the agent
+        // is registered, which it is while its callbacks run.
+        let inner = unsafe { &*(*agent).context.cast::<AgentInner<H>>() };
+        // INVARIANT: The agent and the completion are valid during the callback.
         let mad = RecvMad {
             agent,
             wc,
-            _p: core::marker::PhantomData,
+            scope: &inner.scope,
         };
-        handler.recv(&mad);
+        inner.handler.recv(&mad);
         // SAFETY: The receive completion is ours to free once handled, and `mad` (the only
         // user of it) is not used any more.
         unsafe { bindings::ib_free_recv_mad(wc) };
@@ -227,8 +242,8 @@ impl<H: MadHandler> Agent<H> {
         let buf = match buf {
             Ok(buf) => buf,
             Err(e) => {
-                // SAFETY: `ah` is ours and unused.
-                unsafe { bindings::rdma_destroy_ah_user(ah, 0, core::ptr::null_mut()) };
+                // SAFETY: `ah` is ours and unused; the context may be atomic.
+                unsafe { destroy_ah(ah, Context::Atomic) };
                 return Err(e);
             }
         };
@@ -239,8 +254,9 @@ impl<H: MadHandler> Agent<H> {
             to_result(bindings::ib_post_send_mad(buf, core::ptr::null_mut()))
         };
         if ret.is_err() {
-            // SAFETY: The post failed, so the MAD layer does not hold `buf`; `ah` is ours.
-            unsafe { free_send(buf) };
+            // SAFETY: The post failed, so the MAD layer does not hold `buf`; `ah` is ours. The
+            // context may be atomic.
+            unsafe { free_send(buf, Context::Atomic) };
         }
         ret
     }
@@ -254,25 +270,47 @@ impl<H: MadHandler> Drop for Agent<H> {
     }
 }
 
+/// Whether the caller of [`free_send`] or [`destroy_ah`] may sleep.
+#[derive(Clone, Copy)]
+enum Context {
+    /// Process context: the device may sleep to destroy the address handle.
+    Process,
+    /// Possibly atomic (a send from a softirq or under a spinlock).
+    Atomic,
+}
+
+/// Destroys an address handle of ours.
+///
+/// # Safety
+///
+/// `ah` is an address handle from `rdma_create_ah` or `ib_create_ah_from_wc` that nothing uses
+/// any more; if `context` is [`Context::Process`], the caller may sleep.
+unsafe fn destroy_ah(ah: *mut bindings::ib_ah, context: Context) {
+    let flags = match context {
+        Context::Process => bindings::rdma_destroy_ah_flags_RDMA_DESTROY_AH_SLEEPABLE,
+        Context::Atomic => 0,
+    };
+    // SAFETY: As the caller guarantees; without `RDMA_DESTROY_AH_SLEEPABLE` the device does not
+    // sleep.
+    unsafe { bindings::rdma_destroy_ah_user(ah, flags, core::ptr::null_mut()) };
+}
+
 /// Frees a send buffer of ours and its address handle.
 ///
 /// # Safety
 ///
 /// `buf` is a send buffer from `ib_create_send_mad` that the MAD layer no longer uses, whose
-/// `ah` is null or an address handle nothing else uses.
-unsafe fn free_send(buf: *mut bindings::ib_mad_send_buf) {
-    // SAFETY: As the caller guarantees.
-    unsafe {
-        let ah = (*buf).ah;
-        if !ah.is_null() {
-            bindings::rdma_destroy_ah_user(
-                ah,
-                bindings::rdma_destroy_ah_flags_RDMA_DESTROY_AH_SLEEPABLE,
-                core::ptr::null_mut(),
-            );
-        }
-        bindings::ib_free_send_mad(buf);
+/// `ah` is null or an address handle nothing else uses; if `context` is [`Context::Process`],
+/// the caller may sleep.
+unsafe fn free_send(buf: *mut bindings::ib_mad_send_buf, context: Context) {
+    // SAFETY: `buf` is valid (the caller guarantees it).
+    let ah = unsafe { (*buf).ah };
+    if !ah.is_null() {
+        // SAFETY: As the caller guarantees.
+        unsafe { destroy_ah(ah, context) };
     }
+    // SAFETY: As the caller guarantees; `ib_free_send_mad` does not sleep.
+    unsafe { bindings::ib_free_send_mad(buf) };
 }
 
 /// A received MAD, while its handler runs.
@@ -284,7 +322,7 @@ unsafe fn free_send(buf: *mut bindings::ib_mad_send_buf) {
 pub struct RecvMad<'a> {
     agent: *mut bindings::ib_mad_agent,
     wc: *mut bindings::ib_mad_recv_wc,
-    _p: core::marker::PhantomData<&'a ()>,
+    scope: &'a DeviceScope,
 }
 
 impl RecvMad<'_> {
@@ -326,11 +364,9 @@ impl RecvMad<'_> {
         n
     }
 
-    /// The device the MAD arrived on.
-    pub fn device(&self) -> &Device {
-        // SAFETY: By the type invariant the agent is registered, so its device is registered
-        // too, at least while the handler runs.
-        unsafe { Device::from_raw((*self.agent).device) }
+    /// The device the MAD arrived on, whose per-device objects the handler may make.
+    pub fn device(&self) -> &DeviceScope {
+        self.scope
     }
 
     /// The port the MAD arrived on.
@@ -390,14 +426,8 @@ impl RecvMad<'_> {
         let buf = match buf {
             Ok(buf) => buf,
             Err(e) => {
-                // SAFETY: `ah` is ours and unused.
-                unsafe {
-                    bindings::rdma_destroy_ah_user(
-                        ah,
-                        bindings::rdma_destroy_ah_flags_RDMA_DESTROY_AH_SLEEPABLE,
-                        core::ptr::null_mut(),
-                    )
-                };
+                // SAFETY: `ah` is ours and unused; the handler runs in process context.
+                unsafe { destroy_ah(ah, Context::Process) };
                 return Err(e);
             }
         };
@@ -409,8 +439,9 @@ impl RecvMad<'_> {
             to_result(bindings::ib_post_send_mad(buf, core::ptr::null_mut()))
         };
         if ret.is_err() {
-            // SAFETY: The post failed, so the MAD layer does not hold `buf`; `ah` is ours.
-            unsafe { free_send(buf) };
+            // SAFETY: The post failed, so the MAD layer does not hold `buf`; `ah` is ours. The
+            // handler runs in process context.
+            unsafe { free_send(buf, Context::Process) };
         }
         ret
     }

@@ -26,7 +26,7 @@ use crate::{
     bindings,
     error::{code::*, Result},
     ffi::{c_char, c_int, c_uchar},
-    net::skbuff::SkBuff,
+    net::skbuff::{SkBuff, SkBuffMut},
     types::{AlwaysRefCounted, Opaque},
 };
 use core::{marker::PhantomData, mem::offset_of, ptr::NonNull};
@@ -164,12 +164,12 @@ impl<T: Provider> VnicNetdev<T> {
     }
 
     /// Allocates a receive buffer with room for `len` bytes (`netdev_alloc_skb`, atomic).
-    pub fn alloc_skb(&self, len: u32) -> Result<SkBuff> {
+    pub fn alloc_skb(&self, len: u32) -> Result<SkBuffMut> {
         // SAFETY: The netdev is alive; the call has no other precondition.
         let skb = unsafe { bindings::__netdev_alloc_skb(self.as_raw(), len, bindings::GFP_ATOMIC) };
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
-        // SAFETY: The new buffer is ours.
-        Ok(unsafe { SkBuff::from_raw(skb) })
+        // SAFETY: The new buffer is ours; its head is not shared, so `cow_head` does not copy.
+        unsafe { SkBuff::from_raw(skb) }.cow_head(0)
     }
 
     /// Hands a received Ethernet frame to the stack: sets its protocol (`eth_type_trans`) and

@@ -14,11 +14,7 @@
 //! Writing `clear` to the file empties it.
 
 use core::fmt::Write;
-use kernel::{
-    new_irq_spinlock,
-    prelude::*,
-    rdma::{debugfs::Text, irqlock::IrqSpinLock},
-};
+use kernel::{debugfs::Text, new_irq_spinlock, prelude::*, sync::IrqSpinLock};
 
 /// How many packets the capture keeps.
 pub(crate) const DEPTH: usize = 64;

@@ -27,12 +27,19 @@ use crate::{
 };
 use core::fmt::Write;
 use kernel::{
-    c_str, fmt,
+    c_str,
+    debugfs::{Dir, File, FileOps, Text},
+    debugfs_file_operations, fmt,
     prelude::*,
-    rdma::debugfs::{Dir, File, FileOps, Text},
     str::CString,
     sync::Arc,
 };
+
+// The operations of each kind of file: statics of this module, as debugfs needs them for as
+// long as a file is open, which may be after the file (or its device) is gone.
+debugfs_file_operations!(static PORT_FILE_OPS: PortFile);
+debugfs_file_operations!(static DEVICES_FILE_OPS: DevicesFile);
+debugfs_file_operations!(static CAPTURE_FILE_OPS: CaptureFile);
 
 /// Parses a number, decimal or `0x` hexadecimal.
 pub(crate) fn parse_num(s: &[u8]) -> Option<u32> {
@@ -274,7 +281,7 @@ pub(crate) fn port_files(
             GFP_KERNEL,
         )?;
         files.push(
-            File::new(sim.module(), &pdir, fname, mode, data)?,
+            File::new(&PORT_FILE_OPS, &pdir, fname, mode, data)?,
             GFP_KERNEL,
         )?;
     }
@@ -290,7 +297,13 @@ impl DevicesFile {
     /// Creates the `devices` file of `sim`.
     pub(crate) fn create(sim: &Arc<Sim>) -> Result<File<Self>> {
         let data = Arc::new(DevicesFile { sim: sim.clone() }, GFP_KERNEL)?;
-        File::new(sim.module(), sim.root(), c_str!("devices"), 0o644, data)
+        File::new(
+            &DEVICES_FILE_OPS,
+            sim.root(),
+            c_str!("devices"),
+            0o644,
+            data,
+        )
     }
 }
 
@@ -339,7 +352,13 @@ impl CaptureFile {
     /// Creates the `capture` file of `sim`.
     pub(crate) fn create(sim: &Arc<Sim>) -> Result<File<Self>> {
         let data = Arc::new(CaptureFile { sim: sim.clone() }, GFP_KERNEL)?;
-        File::new(sim.module(), sim.root(), c_str!("capture"), 0o644, data)
+        File::new(
+            &CAPTURE_FILE_OPS,
+            sim.root(),
+            c_str!("capture"),
+            0o644,
+            data,
+        )
     }
 }
 

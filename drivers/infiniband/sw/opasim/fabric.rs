@@ -8,7 +8,11 @@ use crate::{
     port::{Counters, Port},
 };
 use core::sync::atomic::AtomicU64;
-use kernel::{new_irq_spinlock, prelude::*, rdma::irqlock::IrqSpinLock, sync::Arc};
+use kernel::{
+    new_irq_spinlock,
+    prelude::*,
+    sync::{Arc, IrqSpinLock},
+};
 
 /// The most ports the switch has.
 pub(crate) const MAX_PORTS: usize = 64;

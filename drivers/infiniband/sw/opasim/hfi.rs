@@ -14,8 +14,8 @@ use kernel::{
     prelude::*,
     rdma::{
         provider::{
-            self, Device, DeviceAttr, PortAttr, PortCapMask, PortImmutable, PortModify, PortState,
-            StatDesc,
+            self, Device, DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify,
+            PortState, StatDesc, SPEED_EDR, WIDTH_4X,
         },
         verbs::{Qp, QpInit, QpType, SendWr},
         vnic::{SkbMetadata, VnicNetdev},
@@ -74,6 +74,8 @@ static COUNTERS: [StatDesc; 9] = [
 
 #[vtable]
 impl provider::Provider for Hfi {
+    const NODE_DESC: &'static CStr = kernel::c_str!("opasim software OPA HFI");
+
     type Data = HfiDevice;
     type Qp = HfiQp;
     type Vnic = HfiVnic;
@@ -114,6 +116,14 @@ impl provider::Provider for Hfi {
             max_msg_sz: 4096,
             bad_pkey_cntr: n(crate::port::Counters::get(&port.counters.rcv_bad_pkey)),
             qkey_viol_cntr: n(crate::port::Counters::get(&port.counters.rcv_qkey_viol)),
+            // An OPA-100 port as hfi1 reports it to the IB core: 4096-byte InfiniBand MTU
+            // (OPA MTUs are larger: 8192 physical), 4X EDR, the VLs opasim models for MADs.
+            mtu: Mtu::Mtu4096,
+            phys_mtu: 8192,
+            max_vl_num: 4,
+            subnet_timeout: 18,
+            active_width: WIDTH_4X,
+            active_speed: SPEED_EDR,
         })
     }
 
@@ -214,7 +224,7 @@ impl provider::Provider for Hfi {
 
     fn alloc_vnic(dev: &Device<Self>, num: u32) -> Result<HfiVnic> {
         let d = dev.data();
-        Ok(HfiVnic::new(d.port(num)?.clone(), d.fabric.clone()))
+        HfiVnic::new(d.port(num)?.clone(), d.fabric.clone())
     }
 
     fn vnic_set_id(nd: &VnicNetdev<Self>, id: i32) {

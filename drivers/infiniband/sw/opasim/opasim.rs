@@ -10,8 +10,8 @@
 
 use kernel::{
     c_str,
+    debugfs::{Dir, File},
     prelude::*,
-    rdma::debugfs::{Dir, File},
     sync::Arc,
 };
 

@@ -10,7 +10,10 @@ use crate::{
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::rdma::vnic::VnicNetdev;
 use kernel::{
-    new_irq_spinlock, prelude::*, rdma::irqlock::IrqSpinLock, rdma::verbs::Qp, sync::Arc,
+    new_irq_spinlock,
+    prelude::*,
+    rdma::verbs::Qp,
+    sync::{Arc, IrqSpinLock},
     types::ARef,
 };
 

@@ -10,12 +10,11 @@ use crate::{
     port::{Port, PortConfig, PKEY_TABLE_LEN},
 };
 use kernel::{
-    c_str, new_mutex,
+    c_str,
+    debugfs::{Dir, File},
+    new_mutex,
     prelude::*,
-    rdma::{
-        debugfs::{Dir, File},
-        provider::Registration,
-    },
+    rdma::provider::Registration,
     sync::{Arc, Mutex},
 };
 
@@ -120,11 +119,6 @@ impl Sim {
     /// The debugfs directory of the simulation.
     pub(crate) fn root(&self) -> &Dir {
         &self.root
-    }
-
-    /// The module.
-    pub(crate) fn module(&self) -> &'static ThisModule {
-        self.module
     }
 
     /// Adds a device of `nports` ports with the LIDs `lids` (free ones picked for missing
@@ -274,7 +268,7 @@ impl Sim {
     pub(crate) fn list(&self, out: &mut KVec<u8>) -> Result {
         use core::fmt::Write;
         let st = self.state.lock();
-        let mut w = kernel::rdma::debugfs::Text(out);
+        let mut w = kernel::debugfs::Text(out);
         for d in st.devices.iter().flatten() {
             let _ = write!(
                 w,

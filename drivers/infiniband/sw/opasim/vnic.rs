@@ -15,13 +15,14 @@ use crate::{
     port::{Counters, Port},
     wire::hdr16b::{self, Hdr16b, RxLen},
 };
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::AtomicU64;
 use kernel::{
     bindings,
     net::skbuff::SkBuff,
+    new_mutex,
     prelude::*,
     rdma::vnic::{SkbMetadata, VnicNetdev, SKB_MDATA_ENCAP_ERR},
-    sync::Arc,
+    sync::{Arc, Mutex},
 };
 
 /// `ETH_FCS_LEN`: hfi1 counts the FCS in the byte counters.
@@ -130,14 +131,23 @@ pub(crate) struct VnicCounters {
     rx_grp: GrpCounters,
 }
 
+/// The vesw id of a VNIC netdev and whether it is bound to its port.
+struct Binding {
+    vesw_id: u32,
+    up: bool,
+}
+
 /// What opasim keeps for a VNIC netdev.
 pub(crate) struct HfiVnic {
     /// The port the netdev sends and receives on.
     pub(crate) port: Arc<Port>,
     /// The switch of the port.
     fabric: Arc<Fabric>,
-    vesw_id: AtomicU32,
-    up: AtomicBool,
+    /// Serialises open, stop and a vesw id change (hfi1's `vinfo->lock`): a change that
+    /// reopens the netdev must not interleave with `ndo_stop`, or an admin-down netdev could
+    /// stay bound to its port (with the reference that holds), and unregistering it would
+    /// wait forever.
+    binding: Pin<KBox<Mutex<Binding>>>,
     /// The netdev's transmit queues (the `vnic_tx_queues` parameter when it was made).
     pub(crate) queues: u32,
     /// The netdev's statistics.
@@ -146,54 +156,68 @@ pub(crate) struct HfiVnic {
 
 impl HfiVnic {
     /// A netdev's data on `port`.
-    pub(crate) fn new(port: Arc<Port>, fabric: Arc<Fabric>) -> Self {
-        Self {
+    pub(crate) fn new(port: Arc<Port>, fabric: Arc<Fabric>) -> Result<Self> {
+        Ok(Self {
             port,
             fabric,
-            vesw_id: AtomicU32::new(0),
-            up: AtomicBool::new(false),
+            binding: KBox::pin_init(
+                new_mutex!(
+                    Binding {
+                        vesw_id: 0,
+                        up: false,
+                    },
+                    "opasim_vnic_binding"
+                ),
+                GFP_KERNEL,
+            )?,
             queues: crate::vnic_tx_queues.get(),
             stats: VnicCounters::default(),
-        }
+        })
     }
 }
 
-/// `ndo_open`: binds the netdev to its port under its vesw id (which must be set).
-pub(crate) fn open(nd: &VnicNetdev<Hfi>) -> Result {
-    let v = nd.data();
-    let id = v.vesw_id.load(Ordering::Relaxed);
-    if id == 0 {
+/// Binds the netdev to its port under its vesw id (which must be set).
+fn up(nd: &VnicNetdev<Hfi>, b: &mut Binding) -> Result {
+    if b.vesw_id == 0 {
         return Err(EINVAL);
     }
-    v.port.attach_vnic(id as u16, nd)?;
+    nd.data().port.attach_vnic(b.vesw_id as u16, nd)?;
     nd.start();
-    v.up.store(true, Ordering::Relaxed);
+    b.up = true;
     Ok(())
+}
+
+/// Unbinds the netdev from its port, if bound.
+fn down(nd: &VnicNetdev<Hfi>, b: &mut Binding) {
+    if core::mem::take(&mut b.up) {
+        nd.stop();
+        nd.data().port.detach_vnic(nd);
+    }
+}
+
+/// `ndo_open`.
+pub(crate) fn open(nd: &VnicNetdev<Hfi>) -> Result {
+    up(nd, &mut nd.data().binding.lock())
 }
 
 /// `ndo_stop`.
 pub(crate) fn stop(nd: &VnicNetdev<Hfi>) {
-    let v = nd.data();
-    if v.up.swap(false, Ordering::Relaxed) {
-        nd.stop();
-        v.port.detach_vnic(nd);
-    }
+    down(nd, &mut nd.data().binding.lock());
 }
 
 /// `rn.set_id`: a new vesw id; an open netdev is reopened with it, as hfi1 does.
 pub(crate) fn set_id(nd: &VnicNetdev<Hfi>, id: i32) {
-    let v = nd.data();
     let id = (id as u32) & u32::from(hdr16b::VESW_ID_MASK);
-    if v.vesw_id.load(Ordering::Relaxed) == id {
+    let mut b = nd.data().binding.lock();
+    if b.vesw_id == id {
         return;
     }
-    let reopen = v.up.load(Ordering::Relaxed);
+    let reopen = b.up;
+    down(nd, &mut b);
+    b.vesw_id = id;
     if reopen {
-        stop(nd);
-    }
-    v.vesw_id.store(id, Ordering::Relaxed);
-    if reopen {
-        let _ = open(nd);
+        // As hfi1: a failure leaves the netdev down, which the next open retries.
+        let _ = up(nd, &mut b);
     }
 }
 
@@ -229,6 +253,10 @@ pub(crate) fn xmit(nd: &VnicNetdev<Hfi>, mut skb: SkBuff) {
         return;
     }
     count_tx(s, &skb, ok.is_ok());
+    if ok.is_ok() {
+        // Sent, not dropped: drop monitors must not count it.
+        skb.consume();
+    }
 }
 
 fn count_tx(s: &VnicCounters, skb: &SkBuff, good: bool) {
@@ -356,7 +384,7 @@ pub(crate) fn receive(port: &Port, wire: &[u8]) {
     }
     // The length checks above keep runts away; the stack refuses a frame without an Ethernet
     // header all the same.
-    if nd.receive(skb).is_err() {
+    if nd.receive(skb.into_inner()).is_err() {
         Counters::inc(&s.rx_runt);
     }
 }

@@ -8,7 +8,7 @@ use crate::wire::{
     hdr16b::{Encap, HDR_LEN},
     vema_info::VeswPortInfo,
 };
-use kernel::{net::skbuff::SkBuff, prelude::*};
+use kernel::{net::skbuff::SkBuffMut, prelude::*};
 
 /// Length of the metadata the HFI reads in front of the 16B header
 /// (`struct opa_vnic_skb_mdata`: vl, entropy, flags, reserved).
@@ -48,7 +48,8 @@ fn l3_l4(frame: &[u8], skb_protocol: u16) -> (u16, u8) {
     (l3, frame.get(l4_at).copied().unwrap_or(0))
 }
 
-/// Puts the 16B header and the HFI metadata in front of the Ethernet frame in `skb`.
+/// Puts the 16B header and the HFI metadata in front of the Ethernet frame in `skb` (whose
+/// head is its own, with room for both).
 ///
 /// `mac_dlid` looks the destination MAC up in the vport's MAC table (0: no entry). A frame
 /// with no destination LID, or whose header cannot be encoded (an SC or frame length that
@@ -57,9 +58,8 @@ fn l3_l4(frame: &[u8], skb_protocol: u16) -> (u16, u8) {
 pub(crate) fn encap_skb(
     tx: &TxInfo,
     mac_dlid: impl FnOnce(&[u8; 6]) -> u32,
-    skb: &mut SkBuff,
+    skb: &mut SkBuffMut,
 ) -> Result {
-    skb.cow_head(HDR_LEN as u32 + MDATA_LEN)?;
     let frame = skb.data();
     let dmac = rules::frame_dmac(frame).ok_or(EINVAL)?;
     let frame_tci = rules::frame_vlan_tci(frame);

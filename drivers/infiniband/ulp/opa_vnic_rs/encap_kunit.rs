@@ -4,7 +4,11 @@
 
 use crate::encap::{encap_skb, TxInfo, MDATA_ENCAP_ERR};
 use crate::wire::{encap::flow_table, vema_info::VeswPortInfo};
-use kernel::{kunit_expect, kunit_expect_eq, net::skbuff::SkBuff, prelude::*};
+use kernel::{
+    kunit_expect, kunit_expect_eq,
+    net::skbuff::{SkBuff, SkBuffMut},
+    prelude::*,
+};
 
 /// The hash the tests give their frames; its entropy is the XOR of its bytes:
 /// 0x12 ^ 0x34 ^ 0x56 ^ 0x78 = 0x08.
@@ -28,7 +32,7 @@ fn tx_info() -> TxInfo {
 }
 
 /// A 60-byte IPv4 frame to `dmac` in an skb with room for the encapsulation.
-fn frame_skb(dmac: [u8; 6]) -> Result<SkBuff> {
+fn frame_skb(dmac: [u8; 6]) -> Result<SkBuffMut> {
     let mut skb = SkBuff::alloc(256, GFP_KERNEL)?;
     skb.reserve(64)?;
     let mut frame = [0u8; 60];

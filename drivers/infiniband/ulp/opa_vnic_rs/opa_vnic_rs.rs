@@ -10,6 +10,7 @@ use kernel::rdma::{
     device::{Device, PortCapMask, OPA_CAP_MASK3_IS_ETH_ON_FABRIC_SUPPORTED},
     event::{EventHandler, EventRegistration, PortEvent},
     mad::Agent,
+    scope::DeviceScope,
 };
 use kernel::sync::Arc;
 use kernel::{c_str, prelude::*};
@@ -20,7 +21,10 @@ pub mod wire;
 mod encap;
 pub mod mac_table;
 pub mod vema_agent;
+mod vema_backend;
 mod vema_port;
+mod vport;
+mod vport_stats;
 
 #[cfg(CONFIG_INFINIBAND_OPA_VNIC_RUST_KUNIT_TEST)]
 mod encap_kunit;
@@ -42,7 +46,7 @@ module! {
 /// The IB client of the driver.
 struct OpaVnicClient;
 
-static CLIENT: client::ClientVTable<OpaVnicClient> = client::ClientVTable::new();
+kernel::ib_client_vtable!(static CLIENT: OpaVnicClient);
 
 /// What the driver keeps for an OPA VNIC device.
 struct VnicDevice {
@@ -102,11 +106,7 @@ impl client::Client for OpaVnicClient {
     const NAME: &'static CStr = c_str!("opa_vnic_rs");
     type DeviceData = KBox<VnicDevice>;
 
-    fn vtable() -> &'static client::ClientVTable<Self> {
-        &CLIENT
-    }
-
-    fn add(device: &Device) -> Result<KBox<VnicDevice>> {
+    fn add(device: &DeviceScope) -> Result<KBox<VnicDevice>> {
         let ports = device.ports();
         let vnic = device.cap_opa_vnic();
         pr_info!(

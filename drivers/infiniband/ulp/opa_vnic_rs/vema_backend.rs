@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The vports of a port as the VEMA agent changes them: [`VportBackend`] over the port's
+//! state, with the device the request arrived on.
+
+use crate::encap::TxInfo;
+use crate::mac_table::{merge, MacIndex};
+use crate::vema_agent::VportBackend;
+use crate::vema_port::{TrapSink, VemaPort};
+use crate::vport::{TxState, VportMacs, VportShared, VportUlp};
+use crate::vport_stats::{self, VportId};
+use crate::wire::{
+    encap::flow_table,
+    vema_counters::{ErrorCounters, SummaryCounters},
+    vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX},
+    vema_mac::{MacTable, MacTableEntry},
+    WireError,
+};
+use kernel::{
+    net::rtnl::Rtnl,
+    new_irq_spinlock,
+    prelude::*,
+    rdma::{
+        mad::Agent,
+        netdev::{AddrList, VnicNetdev},
+        scope::DeviceScope,
+    },
+    sync::{Arc, IrqSpinLock},
+};
+
+/// A virtual Ethernet switch port and its netdev.
+pub(crate) struct Vport {
+    pub(crate) num: u8,
+    pub(crate) shared: Arc<VportShared>,
+    pub(crate) netdev: VnicNetdev<VportUlp>,
+    /// The base MAC the EM set last, given to the interface.
+    pub(crate) vema_mac: [u8; 6],
+    /// The MAC table, as transmit reads it from [`TxState::macs`]; the agent reads it here,
+    /// without the transmit lock.
+    pub(crate) macs: Option<Arc<VportMacs>>,
+}
+
+/// What the agent of a port keeps, under the port's lock.
+pub(crate) struct PortState {
+    /// The OPA port number.
+    pub(crate) port: u32,
+    pub(crate) class_port_info: ClassPortInfo,
+    pub(crate) vports: KVec<Vport>,
+}
+
+impl PortState {
+    pub(crate) fn vport(&self, num: u8) -> Option<&Vport> {
+        self.vports.iter().find(|v| v.num == num)
+    }
+
+    fn vport_mut(&mut self, num: u8) -> Option<&mut Vport> {
+        self.vports.iter_mut().find(|v| v.num == num)
+    }
+}
+
+/// The port's state with the device the request arrived on: what [`vema_agent::process`]
+/// works on.
+pub(crate) struct Backend<'a> {
+    pub(crate) state: &'a mut PortState,
+    pub(crate) device: &'a DeviceScope,
+    pub(crate) trap_sink: &'a IrqSpinLock<TrapSink>,
+    /// The port's own agent, for the netdevs' traps; `None` once the port shuts down.
+    pub(crate) agent: Option<&'a Arc<Agent<VemaPort>>>,
+}
+
+impl Backend<'_> {
+    /// What the counters of `v` are of (as the C driver: the OPA port number, not the vesw
+    /// port number).
+    fn vport_id(&self, v: &Vport) -> VportId {
+        VportId {
+            num: v.num,
+            vesw_id: v.shared.tx.lock().tx.info.vesw.vesw_id,
+            port: self.state.port,
+        }
+    }
+
+    fn new_vport(&self, num: u8) -> Result<Vport> {
+        let shared = Arc::pin_init(
+            pin_init!(VportShared {
+                tx <- new_irq_spinlock!(TxState {
+                    tx: TxInfo {
+                        info: VeswPortInfo::adapter_pod(),
+                        flow_tbl: flow_table(0),
+                    },
+                    trap_window: None,
+                    trap_count: 0,
+                    umac_hash: 0,
+                    mmac_hash: 0,
+                    macs: None,
+                }),
+            }),
+            GFP_KERNEL,
+        )?;
+        let agent = self.agent.ok_or(ENODEV)?.clone();
+        let netdev = VnicNetdev::new(
+            self.device,
+            self.state.port,
+            VportUlp {
+                shared: shared.clone(),
+                agent,
+                num,
+            },
+        )?;
+        pr_info!(
+            "{}: port {} vport {}: {}\n",
+            self.device.name(),
+            self.state.port,
+            num,
+            netdev.netdev().name()
+        );
+        Ok(Vport {
+            num,
+            shared,
+            vema_mac: netdev.netdev().mac(),
+            netdev,
+            macs: None,
+        })
+    }
+}
+
+impl VportBackend for Backend<'_> {
+    fn class_port_info(&self) -> ClassPortInfo {
+        self.state.class_port_info
+    }
+
+    fn set_class_port_info(&mut self, info: &ClassPortInfo) {
+        self.state.class_port_info = *info;
+        let mut sink = self.trap_sink.lock();
+        sink.lid = info.trap_lid;
+        sink.sl = info.trap_sl();
+    }
+
+    fn has_vport(&self, vport: u8) -> bool {
+        self.state.vport(vport).is_some()
+    }
+
+    fn add_vport(&mut self, vport: u8) -> Result<(), WireError> {
+        // Any failure (no VNIC netdev from the device, no memory) is answered like the C
+        // driver's failure to add a vport.
+        let new = self.new_vport(vport).map_err(|e| {
+            pr_err!(
+                "{}: port {}: cannot add vport {}: {:?}\n",
+                self.device.name(),
+                self.state.port,
+                vport,
+                e
+            );
+            WireError::NoSuchVport(vport)
+        })?;
+        self.state
+            .vports
+            .push(new, GFP_KERNEL)
+            .map_err(|_| WireError::NoSuchVport(vport))
+    }
+
+    fn vport_info(&self, vport: u8) -> VeswPortInfo {
+        self.state
+            .vport(vport)
+            .map(|v| v.shared.tx.lock().tx.info)
+            .unwrap_or_else(VeswPortInfo::vema_pod)
+    }
+
+    /// `opa_vnic_set_vesw_info()`, `opa_vnic_set_per_veswport_info()` and
+    /// `opa_vnic_process_vema_config()`: the new values, then the interface's MAC, vesw id,
+    /// MTU limit, flow table and state.
+    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) {
+        let Some(v) = self.state.vport_mut(vport) else {
+            return;
+        };
+        let now = {
+            let mut tx = v.shared.tx.lock();
+            tx.tx.info.apply_set(info);
+            tx.tx.flow_tbl = flow_table(tx.tx.info.vesw.def_port_mask);
+            tx.tx.info
+        };
+        let netdev = v.netdev.netdev();
+        {
+            // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
+            // serialises only the MAC, with its adapter lock).
+            let rtnl = Rtnl::lock();
+            if now.vport.base_mac_addr != v.vema_mac {
+                netdev.set_mac(&rtnl, &now.vport.base_mac_addr);
+                v.vema_mac = now.vport.base_mac_addr;
+            }
+            // The C driver takes any eth_mtu; above ETH_MTU_MAX frames no longer fit the 16B
+            // length field.
+            netdev.set_max_mtu(&rtnl, u32::from(now.vesw.eth_mtu.min(ETH_MTU_MAX)));
+        }
+        netdev.set_vesw_id(now.vesw.vesw_id);
+        v.shared.update_state(netdev, netdev.is_up());
+    }
+
+    fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {
+        if let Some(macs) = self.state.vport(vport).and_then(|v| v.macs.as_ref()) {
+            for s in macs.slots() {
+                f(s.index, &s.entry);
+            }
+        }
+    }
+
+    /// `opa_vnic_update_mac_tbl()`: the entries outside the request's window stay, the
+    /// window's non-zero entries replace what it held; transmit switches to the new table at
+    /// once.
+    fn update_mac_table(&mut self, vport: u8, table: &MacTable<'_>) -> Result<(), WireError> {
+        let v = self
+            .state
+            .vport_mut(vport)
+            .ok_or(WireError::NoSuchVport(vport))?;
+        let old = v.macs.as_deref().map_or(&[][..], |m| m.slots());
+        let mut slots = KVec::with_capacity(old.len() + table.len(), GFP_KERNEL)
+            .map_err(|_| WireError::NoSpace)?;
+        merge(old.iter(), table, &mut |s| {
+            slots.push(s, GFP_KERNEL).map_err(|_| WireError::NoSpace)
+        })?;
+        let new = if slots.is_empty() {
+            None
+        } else {
+            Some(Arc::new(MacIndex::new(slots), GFP_KERNEL).map_err(|_| WireError::NoSpace)?)
+        };
+        let old = {
+            let mut tx = v.shared.tx.lock();
+            tx.tx.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
+            core::mem::replace(&mut tx.macs, new.clone())
+        };
+        v.macs = new;
+        // The old table goes with its last reference, outside the lock.
+        drop(old);
+        Ok(())
+    }
+
+    /// `opa_vnic_release_mac_tbl()`: no entries, digest 0.
+    fn release_mac_table(&mut self, vport: u8) {
+        if let Some(v) = self.state.vport_mut(vport) {
+            let old = {
+                let mut tx = v.shared.tx.lock();
+                tx.tx.info.vport.mac_tbl_digest = 0;
+                tx.macs.take()
+            };
+            v.macs = None;
+            drop(old);
+        }
+    }
+
+    /// `opa_vnic_query_ucast_macs()`: the device's addresses but the EM's base MAC, then the
+    /// secondary unicast ones; `opa_vnic_query_mcast_macs()`: the multicast list.
+    fn for_each_iface_mac(&self, vport: u8, mcast: bool, f: &mut dyn FnMut([u8; 6])) -> u16 {
+        let Some(v) = self.state.vport(vport) else {
+            return 0;
+        };
+        let info = v.shared.tx.lock().tx.info;
+        let netdev = v.netdev.netdev();
+        if mcast {
+            netdev.with_addr_lists(|lists| lists.for_each(AddrList::Multicast, f));
+        } else {
+            // One snapshot of both lists: the device list changes under RTNL, the unicast list
+            // under the address lock, and RTNL keeps `ip link` from changing either meanwhile.
+            let rtnl = Rtnl::lock();
+            netdev.for_each_dev_addr(&rtnl, &mut |mac| {
+                if mac != info.vport.base_mac_addr {
+                    f(mac);
+                }
+            });
+            netdev.with_addr_lists(|lists| lists.for_each(AddrList::Unicast, f));
+        }
+        if mcast {
+            info.vport.mc_macs_gen_count
+        } else {
+            info.vport.uc_macs_gen_count
+        }
+    }
+
+    fn summary_counters(&self, vport: u8) -> SummaryCounters {
+        self.state.vport(vport).map_or(SummaryCounters::ZERO, |v| {
+            vport_stats::summary_counters(&self.vport_id(v), &v.netdev.stats())
+        })
+    }
+
+    fn error_counters(&self, vport: u8) -> ErrorCounters {
+        self.state.vport(vport).map_or(ErrorCounters::ZERO, |v| {
+            vport_stats::error_counters(&self.vport_id(v), &v.netdev.stats())
+        })
+    }
+}

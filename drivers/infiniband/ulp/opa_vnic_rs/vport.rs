@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! A virtual Ethernet switch port's netdev side: what transmit reads per packet, the netdev
+//! callbacks of the driver, and the vport's traps to the EM.
+
+use crate::encap::{encap_skb, TxInfo};
+use crate::mac_table::{MacIndex, MacSlot};
+use crate::vema_port::VemaPort;
+use crate::vport_stats::ETHTOOL_STATS;
+use crate::wire::{
+    encap::{crc32_le, entropy_from_hash, frame_dmac, frame_vlan_tci},
+    trap::{
+        VemaTrapMad, VeswPortTrap, TRAP_ETH_LINK_STATUS_CHANGE, TRAP_IFACE_MCAST_MAC_CHANGE,
+        TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
+    },
+    vema_info::STATE_FORWARDING,
+};
+use kernel::{
+    c_str,
+    net::{
+        rtnl::Rtnl,
+        skbuff::{SkBuffMut, SkBuffRef},
+    },
+    prelude::*,
+    rdma::{
+        mad::{Agent, Dest},
+        netdev::{AddrList, AddrLists, EthtoolStat, VnicNetdevRef, VnicUlp},
+    },
+    sync::{Arc, IrqSpinLock},
+    time::{ktime_ms_delta, Ktime},
+};
+
+/// At most this many traps of a vport follow its first one within [`TRAP_WINDOW_MS`]
+/// (`OPA_VNIC_TRAP_BURST_LIMIT`).
+pub(crate) const TRAP_BURST_LIMIT: u32 = 4;
+/// The rate limiting window of a vport's traps: 4.096 us * 2^18 (`OPA_VNIC_TRAP_TIMEOUT`).
+pub(crate) const TRAP_WINDOW_MS: i64 = 1073;
+
+/// What transmit reads per packet.
+pub(crate) struct TxState {
+    pub(crate) tx: TxInfo,
+    /// Trap rate limiting: when the window opened, and the traps sent in it since.
+    pub(crate) trap_window: Option<Ktime>,
+    pub(crate) trap_count: u32,
+    /// Checksums of the unicast and multicast lists at the last `set_rx_mode`.
+    pub(crate) umac_hash: u32,
+    pub(crate) mmac_hash: u32,
+    /// The MAC table (`None`: empty), shared with the agent's [`Vport::macs`].
+    pub(crate) macs: Option<Arc<VportMacs>>,
+}
+
+/// A vport's MAC table.
+pub(crate) type VportMacs = MacIndex<KVec<MacSlot>>;
+
+impl TxState {
+    /// The DLID of the MAC table entry for `dmac` (0 if none), as `opa_vnic_chk_mac_tbl()`.
+    fn lookup(&self, dmac: &[u8; 6]) -> u32 {
+        self.macs.as_ref().map_or(0, |m| m.lookup(dmac))
+    }
+}
+
+/// What a vport's netdev callbacks share with the agent.
+#[pin_data]
+pub(crate) struct VportShared {
+    #[pin]
+    pub(crate) tx: IrqSpinLock<TxState>,
+}
+
+impl VportShared {
+    /// Oper state and link status follow the configured state and the interface's; the
+    /// netdev is dormant unless configured forwarding (`opa_vnic_update_state()`).
+    pub(crate) fn update_state(&self, netdev: &VnicNetdevRef, up: bool) {
+        let forwarding = {
+            let mut tx = self.tx.lock();
+            tx.tx.info.vport.update_state(up);
+            tx.tx.info.vport.config_state == STATE_FORWARDING
+        };
+        netdev.set_dormant(!forwarding);
+    }
+}
+
+/// The driver's part of a vport's netdev.
+pub(crate) struct VportUlp {
+    pub(crate) shared: Arc<VportShared>,
+    /// The port's agent, which sends the vport's traps.
+    pub(crate) agent: Arc<Agent<VemaPort>>,
+    pub(crate) num: u8,
+}
+
+/// The checksum `opa_vnic_mac_send_event()` keeps of an address list
+/// ([`crate::wire::encap::iface_mac_list_crc`], computed as the list is walked).
+pub(crate) fn list_crc(lists: &AddrLists<'_>, which: AddrList) -> u32 {
+    let mut crc = 0u32;
+    let mut n = 0u32;
+    lists.for_each(which, &mut |mac| {
+        crc = crc32_le(crc, &mac);
+        n = n.wrapping_add(1);
+    });
+    !crc32_le(crc, &n.wrapping_mul(6).to_le_bytes())
+}
+
+impl VportUlp {
+    /// Tells the EM about `opcode` with a trap to the trap LID it set in ClassPortInfo, as
+    /// `opa_vnic_vema_report_event()` does (rate limited the same way). Traps are not
+    /// guaranteed: a failure is logged, nothing more.
+    fn report(&self, opcode: u8) {
+        let info = {
+            let mut tx = self.shared.tx.lock();
+            let now = Ktime::ktime_get();
+            // As `opa_vnic_vema_send_trap()`: every attempt in an open window counts, but only
+            // a trap actually posted opens a window (below), so attempts that send nothing
+            // (no trap LID yet) cannot use up the burst of the first real traps.
+            match tx.trap_window {
+                Some(start) if ktime_ms_delta(now, start) < TRAP_WINDOW_MS => {
+                    if tx.trap_count >= TRAP_BURST_LIMIT {
+                        pr_warn!("vport {}: trap rate exceeded\n", self.num);
+                        return;
+                    }
+                    tx.trap_count += 1;
+                }
+                _ => tx.trap_count = 0,
+            }
+            tx.tx.info
+        };
+        let port = self.agent.port();
+        let (dlid, sl, tid, pkey_index) = {
+            let mut sink = self.agent.handler().trap_sink.lock();
+            if sink.lid == 0 {
+                // The EM has not said where traps go (the C driver logs "Invalid dlid").
+                return;
+            }
+            sink.tid = sink.tid.wrapping_add(1);
+            (sink.lid, sink.sl, sink.tid, sink.pkey_index)
+        };
+        let trap = VeswPortTrap {
+            fabric_id: info.vesw.fabric_id,
+            veswid: info.vesw.vesw_id,
+            veswportnum: info.vport.port_num,
+            opaportnum: port as u16,
+            veswportindex: self.num,
+            opcode,
+            reserved: 0,
+        };
+        let mut mad = [0u8; TRAP_MAD_LEN];
+        if VemaTrapMad::new(tid, info.vport.encap_slid, &trap)
+            .encode_mad(&mut mad)
+            .is_err()
+        {
+            return;
+        }
+        let dest = Dest {
+            dlid,
+            sl,
+            pkey_index,
+            remote_qpn: 1,
+        };
+        match self.agent.send(&dest, &mad) {
+            Ok(()) => {
+                // The first trap posted outside a window opens one.
+                let mut tx = self.shared.tx.lock();
+                if tx.trap_count == 0 {
+                    tx.trap_window = Some(Ktime::ktime_get());
+                }
+            }
+            Err(e) => pr_err!(
+                "vport {}: trap {} to LID {:#x} not sent: {:?}\n",
+                self.num,
+                opcode,
+                dlid,
+                e
+            ),
+        }
+    }
+}
+
+impl VnicUlp for VportUlp {
+    const DRIVER_NAME: &'static CStr = c_str!("opa_vnic_rs");
+    const ETHTOOL_STATS: &'static [EthtoolStat] = ETHTOOL_STATS;
+
+    fn opened(&self, _rtnl: &Rtnl, netdev: &VnicNetdevRef) {
+        self.shared.update_state(netdev, true);
+        self.report(TRAP_ETH_LINK_STATUS_CHANGE);
+    }
+
+    fn stopped(&self, _rtnl: &Rtnl, netdev: &VnicNetdevRef) {
+        self.shared.update_state(netdev, false);
+        self.report(TRAP_ETH_LINK_STATUS_CHANGE);
+    }
+
+    fn encap(&self, skb: &mut SkBuffMut) -> Result {
+        let tx = self.shared.tx.lock();
+        encap_skb(&tx.tx, |mac| tx.lookup(mac), skb)
+    }
+
+    fn vl_entropy(&self, skb: &SkBuffRef) -> (u8, u8) {
+        let entropy = entropy_from_hash(skb.hash());
+        let frame = skb.data();
+        let Some(dmac) = frame_dmac(frame) else {
+            return (0, entropy);
+        };
+        let tci = frame_vlan_tci(frame);
+        let vl = self.shared.tx.lock().tx.info.vport.select_vl(&dmac, tci);
+        (vl, entropy)
+    }
+
+    fn mac_changed(&self, _rtnl: &Rtnl, _netdev: &VnicNetdevRef) {
+        {
+            let mut tx = self.shared.tx.lock();
+            let count = &mut tx.tx.info.vport.uc_macs_gen_count;
+            *count = count.wrapping_add(1);
+        }
+        self.report(TRAP_IFACE_UCAST_MAC_CHANGE);
+    }
+
+    /// `opa_vnic_set_rx_mode()`: each list's generation count goes up, and a list whose
+    /// checksum changed is reported.
+    fn rx_mode_changed(&self, _netdev: &VnicNetdevRef, lists: &AddrLists<'_>) {
+        let uc = list_crc(lists, AddrList::Unicast);
+        let mc = list_crc(lists, AddrList::Multicast);
+        let (uc_changed, mc_changed) = {
+            let mut tx = self.shared.tx.lock();
+            let vport = &mut tx.tx.info.vport;
+            vport.uc_macs_gen_count = vport.uc_macs_gen_count.wrapping_add(1);
+            vport.mc_macs_gen_count = vport.mc_macs_gen_count.wrapping_add(1);
+            let changed = (uc != tx.umac_hash, mc != tx.mmac_hash);
+            tx.umac_hash = uc;
+            tx.mmac_hash = mc;
+            changed
+        };
+        if uc_changed {
+            self.report(TRAP_IFACE_UCAST_MAC_CHANGE);
+        }
+        if mc_changed {
+            self.report(TRAP_IFACE_MCAST_MAC_CHANGE);
+        }
+    }
+}

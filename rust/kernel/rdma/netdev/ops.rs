@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `net_device_ops` of a VNIC netdev: the ULP's operations around the device's.
+
+use super::{
+    netdev_ref::SockAddr, AddrLists, Inner, VnicNetdev, VnicNetdevRef, VnicStats, VnicUlp,
+    MDATA_LEN, SKB_HEADROOM,
+};
+use crate::{
+    bindings,
+    net::{
+        rtnl::Rtnl,
+        skbuff::{SkBuff, SkBuffRef},
+    },
+};
+use core::{
+    ffi::{c_int, c_void},
+    ptr::NonNull,
+};
+
+impl<T: VnicUlp> VnicNetdev<T> {
+    pub(super) const OPS: bindings::net_device_ops = bindings::net_device_ops {
+        ndo_open: Some(Self::open),
+        ndo_stop: Some(Self::stop),
+        ndo_start_xmit: Some(Self::start_xmit),
+        ndo_get_stats64: Some(Self::get_stats64),
+        ndo_set_rx_mode: Some(Self::set_rx_mode),
+        ndo_select_queue: Some(Self::select_queue),
+        ndo_set_mac_address: Some(Self::set_mac_address),
+        // SAFETY: The other operations are absent (null).
+        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+    };
+
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
+    pub(super) unsafe extern "C" fn open(nd: *mut bindings::net_device) -> c_int {
+        // SAFETY: Called by the stack for a netdev of this type.
+        let inner = unsafe { Self::inner(nd) };
+        // SAFETY: The device's operations are valid while the netdev exists.
+        let ret = unsafe { (*inner.hfi_ops).ndo_open.map_or(0, |f| f(nd)) };
+        if ret == 0 {
+            // SAFETY: As above; the stack calls `ndo_open` under RTNL.
+            let (rtnl, netdev) = unsafe { (Rtnl::assume_held(), VnicNetdevRef::from_raw(nd)) };
+            inner.ulp.opened(rtnl, netdev);
+        }
+        ret
+    }
+
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
+    pub(super) unsafe extern "C" fn stop(nd: *mut bindings::net_device) -> c_int {
+        // SAFETY: Called by the stack for a netdev of this type.
+        let inner = unsafe { Self::inner(nd) };
+        // SAFETY: The device's operations are valid while the netdev exists.
+        let ret = unsafe { (*inner.hfi_ops).ndo_stop.map_or(0, |f| f(nd)) };
+        if ret == 0 {
+            // SAFETY: As above; the stack calls `ndo_stop` under RTNL.
+            let (rtnl, netdev) = unsafe { (Rtnl::assume_held(), VnicNetdevRef::from_raw(nd)) };
+            inner.ulp.stopped(rtnl, netdev);
+        }
+        ret
+    }
+
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
+    pub(super) unsafe extern "C" fn start_xmit(
+        skb: *mut bindings::sk_buff,
+        nd: *mut bindings::net_device,
+    ) -> bindings::netdev_tx_t {
+        // SAFETY: Called by the stack for a netdev of this type.
+        let inner = unsafe { Self::inner(nd) };
+        let Some(skb) = NonNull::new(skb) else {
+            return bindings::netdev_tx_NETDEV_TX_OK;
+        };
+        // SAFETY: The stack hands the skb over to the driver.
+        let skb = unsafe { SkBuff::from_raw(skb) };
+        // Pad to the minimum Ethernet frame, as the C driver does, and make the head the
+        // frame's own, with room for the ULP's header (a failure frees the skb). A frame
+        // dropped here is counted, which the C driver does not do.
+        let Ok(mut skb) = skb.put_padto(60).and_then(|skb| skb.cow_head(SKB_HEADROOM)) else {
+            // SAFETY: `nd` is a registered netdev.
+            unsafe { bindings::dev_core_stats_tx_dropped_inc(nd) };
+            return bindings::netdev_tx_NETDEV_TX_OK;
+        };
+        if inner.ulp.encap(&mut skb).is_err() {
+            // SAFETY: `nd` is a registered netdev; the skb is freed with `skb`.
+            unsafe { bindings::dev_core_stats_tx_dropped_inc(nd) };
+            return bindings::netdev_tx_NETDEV_TX_OK;
+        }
+        // SAFETY: The device's transmit takes the skb over.
+        unsafe {
+            match (*inner.hfi_ops).ndo_start_xmit {
+                Some(f) => f(skb.into_inner().into_raw().as_ptr(), nd),
+                None => bindings::netdev_tx_NETDEV_TX_OK,
+            }
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
+    pub(super) unsafe extern "C" fn select_queue(
+        nd: *mut bindings::net_device,
+        skb: *mut bindings::sk_buff,
+        sb_dev: *mut bindings::net_device,
+    ) -> u16 {
+        // SAFETY: Called by the stack for a netdev of this type.
+        let inner = unsafe { Self::inner(nd) };
+        if skb.is_null() {
+            return 0;
+        }
+        // SAFETY: The stack lends the skb for this call; nothing else changes it meanwhile.
+        let (vl, entropy) = inner.ulp.vl_entropy(unsafe { SkBuffRef::from_raw(skb) });
+        // The device reads the metadata in front of the frame (hfi1's contract): write it in
+        // the headroom, as the C ULP does, but only once the head is the skb's own, so that a
+        // clone sharing it (a tap) is not written under.
+        // SAFETY: The skb is valid and the stack's caller may change its head here: the stack
+        // reads its fields again after `ndo_select_queue`.
+        if unsafe { bindings::skb_cow_head(skb, MDATA_LEN) } != 0 {
+            return 0;
+        }
+        // SAFETY: The head is the skb's own with at least `MDATA_LEN` bytes of headroom
+        // (`skb_cow_head` succeeded); the metadata is written there and pulled off again
+        // before returning, so the stack sees the frame as it passed it.
+        unsafe {
+            let mdata = bindings::skb_push(skb, MDATA_LEN).cast::<u8>();
+            core::ptr::copy_nonoverlapping([vl, entropy, 0, 0].as_ptr(), mdata, 4);
+        }
+        // SAFETY: The device reads the metadata the ULP pushed in front of the frame.
+        let queue = unsafe {
+            (*inner.hfi_ops)
+                .ndo_select_queue
+                .map_or(0, |f| f(nd, skb, sb_dev))
+        };
+        // SAFETY: Pushed above.
+        unsafe { bindings::skb_pull(skb, MDATA_LEN) };
+        queue
+    }
+
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
+    pub(super) unsafe extern "C" fn get_stats64(
+        nd: *mut bindings::net_device,
+        stats: *mut bindings::rtnl_link_stats64,
+    ) {
+        // SAFETY: Called by the stack for a netdev of this type.
+        let inner = unsafe { Self::inner(nd) };
+        // The device writes a whole `struct opa_vnic_stats` around the `rtnl_link_stats64`
+        // it is given (hfi1's contract): give it one, and pass on the standard part.
+        let vstats = Self::device_stats(nd, inner);
+        // SAFETY: `stats` is the stack's buffer for the standard statistics.
+        unsafe { *stats = vstats.netstats };
+    }
+
+    /// The device's statistics of the netdev `nd`.
+    pub(super) fn device_stats(nd: *mut bindings::net_device, inner: &Inner<T>) -> VnicStats {
+        // SAFETY: All-zero is a valid `opa_vnic_stats`.
+        let mut vstats: VnicStats = unsafe { core::mem::zeroed() };
+        // SAFETY: The device's operations are valid while the netdev exists; it fills in the
+        // `opa_vnic_stats` whose `netstats` it is given.
+        unsafe {
+            if let Some(f) = (*inner.hfi_ops).ndo_get_stats64 {
+                f(nd, &mut vstats.netstats);
+            }
+        }
+        vstats
+    }
+
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
+    pub(super) unsafe extern "C" fn set_rx_mode(nd: *mut bindings::net_device) {
+        // SAFETY: Called by the stack for a netdev of this type.
+        let inner = unsafe { Self::inner(nd) };
+        // SAFETY: As above.
+        let netdev = unsafe { VnicNetdevRef::from_raw(nd) };
+        // INVARIANT: The stack calls `ndo_set_rx_mode` with the address lock held
+        // (`__dev_set_rx_mode()` callers take `netif_addr_lock_bh()`).
+        inner.ulp.rx_mode_changed(netdev, &AddrLists { netdev });
+    }
+
+    /// # Safety
+    ///
+    /// Called by the networking stack only, for a netdev of this type, with the arguments of
+    /// the `net_device_ops` or `ethtool_ops` member it stands for.
+    pub(super) unsafe extern "C" fn set_mac_address(
+        nd: *mut bindings::net_device,
+        addr: *mut c_void,
+    ) -> c_int {
+        // SAFETY: Called by the stack for a netdev of this type.
+        let inner = unsafe { Self::inner(nd) };
+        // SAFETY: As above.
+        let dev = unsafe { VnicNetdevRef::from_raw(nd) };
+        // SAFETY: `addr` is a `sockaddr` with the new address.
+        if dev.mac() == unsafe { SockAddr::mac_of(addr) } {
+            return 0;
+        }
+        // SAFETY: Under RTNL, as the stack calls this.
+        let ret = unsafe { bindings::eth_mac_addr(nd, addr) };
+        if ret == 0 {
+            // SAFETY: The stack calls `ndo_set_mac_address` under RTNL.
+            inner.ulp.mac_changed(unsafe { Rtnl::assume_held() }, dev);
+        }
+        ret
+    }
+}

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A provider's devices: their registration with the IB core, and the events they raise.
+
+use super::{adapter::Adapter, Provider};
+use crate::{
+    bindings,
+    error::{code::*, to_result, Result},
+    str::CStr,
+    types::Opaque,
+    ThisModule,
+};
+use core::{
+    mem::size_of,
+    ptr::{addr_of_mut, NonNull},
+};
+
+/// A software RDMA device of the provider `T`: a `struct ib_device` and the driver's data.
+///
+/// # Invariants
+///
+/// `ib` is a `struct ib_device` allocated by `_ib_alloc_device` with the size of `Self`, its
+/// ops are the ones of `T` (see [`Adapter`]), and `data` is initialised, for as long as a
+/// reference to `Self` exists.
+#[repr(C)]
+pub struct Device<T: Provider> {
+    pub(super) ib: Opaque<bindings::ib_device>,
+    pub(super) data: T::Data,
+}
+
+// SAFETY: The `ib_device` is used from any thread by the IB core, under its own locking; the
+// driver's data is `Send`.
+unsafe impl<T: Provider> Send for Device<T> {}
+// SAFETY: Shared references only give `&T::Data`, which is `Sync`, and read the `ib_device`
+// fields the core does not change after registration.
+unsafe impl<T: Provider> Sync for Device<T> {}
+
+impl<T: Provider> Device<T> {
+    /// Creates a reference to the device from the `struct ib_device` the core passes.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be a device of `T` (allocated by [`Registration::new`]) that stays
+    /// allocated, with its data initialised, for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+        // SAFETY: `ib` is the first field of the `repr(C)` `Self`, and the caller guarantees
+        // that the memory is a complete `Self` for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// The raw `struct ib_device`.
+    pub fn as_raw(&self) -> *mut bindings::ib_device {
+        self.ib.get()
+    }
+
+    /// The driver's data of the device.
+    pub fn data(&self) -> &T::Data {
+        &self.data
+    }
+
+    /// The device's name (for example `opasim0`).
+    pub fn name(&self) -> &CStr {
+        // SAFETY: By the type invariant the device is valid; its `name` is NUL-terminated
+        // (zeroed at allocation, then written by `ib_register_device` with `strscpy`).
+        unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
+    }
+
+    /// The number of ports.
+    pub fn port_count(&self) -> u32 {
+        // SAFETY: By the type invariant the device is valid; `phys_port_cnt` is set before
+        // registration and never changes.
+        unsafe { (*self.as_raw()).phys_port_cnt }
+    }
+
+    /// Tells the IB core's clients that `port` became active (`true`) or went down (`false`)
+    /// (`ib_dispatch_event` with `IB_EVENT_PORT_ACTIVE` / `IB_EVENT_PORT_ERR`), so that they
+    /// and the core's caches read the port again.
+    pub fn port_event(&self, port: u32, active: bool) {
+        if port == 0 || port > self.port_count() {
+            return;
+        }
+        let mut event = bindings::ib_event {
+            device: self.as_raw(),
+            event: if active {
+                bindings::ib_event_type_IB_EVENT_PORT_ACTIVE
+            } else {
+                bindings::ib_event_type_IB_EVENT_PORT_ERR
+            },
+            // SAFETY: The rest of `struct ib_event` (the element union) is valid zeroed.
+            ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+        };
+        event.element.port_num = port;
+        // SAFETY: `event` is a valid port event of this registered device (`port` checked).
+        unsafe { bindings::ib_dispatch_event(&event) };
+    }
+
+    /// Tells the clients that the P_Key table of `port` changed (`IB_EVENT_PKEY_CHANGE`).
+    pub fn pkey_event(&self, port: u32) {
+        if port == 0 || port > self.port_count() {
+            return;
+        }
+        let mut event = bindings::ib_event {
+            device: self.as_raw(),
+            event: bindings::ib_event_type_IB_EVENT_PKEY_CHANGE,
+            // SAFETY: The rest of `struct ib_event` (the element union) is valid zeroed.
+            ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+        };
+        event.element.port_num = port;
+        // SAFETY: `event` is a valid port event of this registered device (`port` checked).
+        unsafe { bindings::ib_dispatch_event(&event) };
+    }
+
+    /// Tells the clients that the LID of `port` changed (`IB_EVENT_LID_CHANGE`).
+    pub fn lid_event(&self, port: u32) {
+        if port == 0 || port > self.port_count() {
+            return;
+        }
+        let mut event = bindings::ib_event {
+            device: self.as_raw(),
+            event: bindings::ib_event_type_IB_EVENT_LID_CHANGE,
+            // SAFETY: The rest of `struct ib_event` (the element union) is valid zeroed.
+            ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+        };
+        event.element.port_num = port;
+        // SAFETY: `event` is a valid port event of this registered device (`port` checked).
+        unsafe { bindings::ib_dispatch_event(&event) };
+    }
+}
+
+/// A registered software RDMA device; unregisters and frees it when dropped.
+///
+/// Unregistering removes every client from the device first (the MAD stack, umad, the VNIC
+/// drivers), which destroy their QPs, CQs and PDs on it; the device's data is dropped after
+/// that.
+///
+/// # Invariants
+///
+/// `dev` points to a registered device of `T` whose data is initialised.
+pub struct Registration<T: Provider> {
+    pub(super) dev: NonNull<Device<T>>,
+}
+
+// SAFETY: The registration only owns the device, which is `Send` and `Sync`.
+unsafe impl<T: Provider> Send for Registration<T> {}
+// SAFETY: See above.
+unsafe impl<T: Provider> Sync for Registration<T> {}
+
+impl<T: Provider> Registration<T> {
+    /// Allocates and registers a device of `ports` ports named after `name` (a `printf`
+    /// pattern such as `c"opasim%d"`), whose GUID is `node_guid` and whose data is `data`.
+    ///
+    /// The IB core's clients are told about the device before this returns.
+    pub fn new(
+        module: &'static ThisModule,
+        name: &CStr,
+        ports: u32,
+        node_guid: u64,
+        data: T::Data,
+    ) -> Result<Self> {
+        crate::build_assert!(core::mem::align_of::<Device<T>>() <= 8);
+        if ports == 0 || ports > 254 {
+            return Err(EINVAL);
+        }
+        // SAFETY: The size is at least that of a `struct ib_device`, the first field.
+        let ib = unsafe { bindings::_ib_alloc_device(size_of::<Device<T>>()) };
+        let dev = NonNull::new(ib.cast::<Device<T>>()).ok_or(ENOMEM)?;
+        let raw = dev.as_ptr();
+        // SAFETY: `raw` is a fresh, zeroed allocation of the size of `Device<T>`, aligned to at
+        // least 8 bytes (kmalloc), which is enough (checked above); `data` is not initialised
+        // yet, so writing it does not drop anything.
+        unsafe { addr_of_mut!((*raw).data).write(data) };
+        let mut ops = Adapter::<T>::OPS;
+        ops.owner = module.as_ptr();
+        // SAFETY: `ib` is a valid, unregistered device that only this function uses.
+        unsafe {
+            (*ib).node_type = bindings::RDMA_NODE_IB_CA as _;
+            (*ib).phys_port_cnt = ports;
+            (*ib).num_comp_vectors = 1;
+            (*ib).node_guid = node_guid.to_be();
+            (*ib).local_dma_lkey = 0;
+            // The last byte stays NUL (the allocation is zeroed).
+            let desc = &mut (*ib).node_desc;
+            let n = desc.len() - 1;
+            for (d, s) in desc[..n].iter_mut().zip(T::NODE_DESC.as_bytes().iter()) {
+                *d = *s as _;
+            }
+            bindings::ib_set_device_ops(ib, &ops);
+        }
+        // SAFETY: The device is complete: its ops and data are set. A null DMA device makes
+        // the core use virtual addressing, which the verbs of `Adapter` expect.
+        let ret =
+            unsafe { bindings::ib_register_device(ib, name.as_char_ptr(), core::ptr::null_mut()) };
+        if let Err(e) = to_result(ret) {
+            // SAFETY: The registration failed, so only this function knows the device: drop
+            // its data and free it.
+            unsafe {
+                core::ptr::drop_in_place(addr_of_mut!((*raw).data));
+                bindings::ib_dealloc_device(ib);
+            }
+            return Err(e);
+        }
+        Ok(Self { dev })
+    }
+
+    /// The registered device.
+    pub fn device(&self) -> &Device<T> {
+        // SAFETY: By the type invariant the device is registered and initialised while
+        // `self` lives.
+        unsafe { self.dev.as_ref() }
+    }
+}
+
+impl<T: Provider> Drop for Registration<T> {
+    fn drop(&mut self) {
+        let raw = self.dev.as_ptr();
+        let ib = raw.cast::<bindings::ib_device>();
+        // SAFETY: By the type invariant the device is registered. Unregistering removes all
+        // clients (which destroy their objects on it) and waits until nobody uses the device,
+        // so afterwards no op of `Adapter` runs any more and the data can be dropped before
+        // the device is freed.
+        unsafe {
+            bindings::ib_unregister_device(ib);
+            core::ptr::drop_in_place(addr_of_mut!((*raw).data));
+            bindings::ib_dealloc_device(ib);
+        }
+    }
+}
