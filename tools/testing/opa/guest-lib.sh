@@ -32,6 +32,29 @@ check_dmesg_clean() {
 	fi
 }
 
+# wait_limit PID SECS WHAT: waits at most SECS seconds for the background job
+# PID (WHAT names it); fails when it is still running then, saying where it
+# is blocked (its wait channel, and its kernel stack where the kernel shows
+# it). Returns the job's exit status.
+wait_limit() {
+	local t0 rc
+	t0=$(date +%s)
+	while kill -0 "$1" 2>/dev/null; do
+		if [ $(($(date +%s) - t0)) -ge "$2" ]; then
+			echo "$3 (pid $1): state $(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)," \
+				"waiting in $(cat "/proc/$1/wchan" 2>/dev/null)"
+			cat "/proc/$1/stack" 2>/dev/null
+			dmesg_new
+			fail "$3 still running after $2 s"
+		fi
+		sleep 1
+	done
+	wait "$1"
+	rc=$?
+	echo "$3: done in $(($(date +%s) - t0)) s, exit $rc"
+	return $rc
+}
+
 # Print the kernel log lines added since the last call of this function.
 dmesg_new() {
 	local n

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `mad-rmpp`: sends a VEMA Get of VESW port info with an active RMPP header to a VNIC
+//! driver's agent and prints everything that comes back.
+//!
+//! ```text
+//! mad-rmpp -d UMAD --dlid LID CASE [--vport N] [--timeout-ms T] [--wait-ms W] [--pkey-index P]
+//! ```
+//!
+//! `CASE` is `single` (one RMPP DATA segment, flags Active|First|Last), `two-segments` (a
+//! request of 3000 data bytes: segment 1 Active|First, then segment 2 Active|Last, both
+//! with the same TID) or `plain` (the same Get without RMPP). Each segment is sent from a
+//! send-only agent without RMPP, so that the MAD layer sends it as written and hands back
+//! whatever comes (see `opasim_tests::rmpp`), with a time-out of T ms (default 1000); then
+//! every MAD of its TID that arrives in the next W ms (default 2500) is printed: an answer
+//! (method, status, the RMPP type and flags it carries), an RMPP ACK, STOP or ABORT, or
+//! umad's notice that the segment got no answer in time. The last line sums it up:
+//!
+//! ```text
+//! mad-rmpp single: result: ack 1, rmpp-answer 1, plain-answer 0, no-answer 0
+//! ```
+//!
+//! Exit status: for `single` and `two-segments`, 0 when nothing but answers with an inactive
+//! RMPP header came back (or nothing at all: an agent without RMPP may drop the request), 1
+//! when an RMPP ACK, STOP or ABORT, an RMPP-active answer or anything else came; for
+//! `plain`, 0 when it was answered; 2 on errors.
+
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use opa_wire::mad::{ATTR_VESWPORT_INFO, METHOD_GET};
+use opasim_tests::rmpp::{self, Reply};
+use opasim_tests::umad::{Agent, Registration};
+
+const USAGE: &str = "usage: mad-rmpp -d UMAD --dlid LID single|two-segments|plain \
+                     [--vport N] [--timeout-ms T] [--wait-ms W] [--pkey-index P]";
+/// `ETIMEDOUT`: the status of umad's read for a send that got no answer.
+const ETIMEDOUT: u32 = 110;
+/// Data bytes of the two-segment request (one segment holds 2008).
+const TWO_SEGMENT_DATA: usize = 3000;
+
+struct Args {
+    umad: String,
+    dlid: u16,
+    case: String,
+    vport: u32,
+    timeout_ms: u32,
+    wait_ms: u64,
+    pkey_index: u16,
+}
+
+fn num(s: &str) -> Result<u64, String> {
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    }
+    .map_err(|_| format!("bad number '{s}'"))
+}
+
+fn parse() -> Result<Args, String> {
+    let mut a = Args {
+        umad: String::new(),
+        dlid: 0,
+        case: String::new(),
+        vport: 0,
+        timeout_ms: 1000,
+        wait_ms: 2500,
+        pkey_index: 0,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(s) = it.next() {
+        let mut val = || it.next().ok_or_else(|| format!("{s} needs a value"));
+        match s.as_str() {
+            "-d" => a.umad = val()?,
+            "--dlid" => a.dlid = u16::try_from(num(&val()?)?).map_err(|_| "bad --dlid")?,
+            "--vport" => a.vport = u32::try_from(num(&val()?)?).map_err(|_| "bad --vport")?,
+            "--timeout-ms" => {
+                a.timeout_ms = u32::try_from(num(&val()?)?).map_err(|_| "bad --timeout-ms")?
+            }
+            "--wait-ms" => a.wait_ms = num(&val()?)?,
+            "--pkey-index" => {
+                a.pkey_index = u16::try_from(num(&val()?)?).map_err(|_| "bad --pkey-index")?
+            }
+            "single" | "two-segments" | "plain" if a.case.is_empty() => a.case = s,
+            _ => return Err(USAGE.into()),
+        }
+    }
+    if a.umad.is_empty() || a.dlid == 0 || a.case.is_empty() {
+        return Err(USAGE.into());
+    }
+    if let Some(u) = a.umad.strip_prefix("/dev/infiniband/") {
+        a.umad = u.to_string();
+    }
+    Ok(a)
+}
+
+/// What came back over the whole case.
+#[derive(Default)]
+struct Tally {
+    plain_answers: u32,
+    rmpp_answers: u32,
+    acks: u32,
+    stop_abort: u32,
+    other: u32,
+    no_answer: u32,
+}
+
+fn run(a: &Args) -> Result<ExitCode, String> {
+    let case = a.case.as_str();
+    // The lower half of the TID (ib_umad sets the upper half): one per run.
+    let tid = 0x524d_0000 | (std::process::id() & 0xffff);
+    let segs = match case {
+        "single" => rmpp::get_segments(tid, ATTR_VESWPORT_INFO, a.vport, 0),
+        "two-segments" => rmpp::get_segments(tid, ATTR_VESWPORT_INFO, a.vport, TWO_SEGMENT_DATA),
+        _ => vec![rmpp::plain(METHOD_GET, tid, ATTR_VESWPORT_INFO, a.vport)],
+    };
+    // A send-only agent without RMPP: answers come back to it by TID, and the MAD layer
+    // neither cuts nor reassembles anything for it.
+    let mut agent = Agent::open(&a.umad, &Registration::default())
+        .map_err(|e| format!("cannot register an agent on {}: {e}", a.umad))?;
+    let mut t = Tally::default();
+    let n = segs.len();
+    for (i, seg) in segs.iter().enumerate() {
+        println!(
+            "mad-rmpp {case}: sent segment {}/{n}: Get VESW port info vport {} to LID {:#x}, \
+             tid {tid:#010x}, RMPP {}, payload length {}",
+            i + 1,
+            a.vport,
+            a.dlid,
+            rmpp::rmpp_text(seg[25], seg[26]),
+            u32::from_be_bytes([seg[32], seg[33], seg[34], seg[35]])
+        );
+        agent
+            .send(a.dlid, 1, a.pkey_index, a.timeout_ms, seg)
+            .map_err(|e| format!("send of segment {}: {e}", i + 1))?;
+        let deadline = Instant::now() + Duration::from_millis(a.wait_ms);
+        let mut got = 0;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let Some(r) = agent.recv(left).map_err(|e| format!("read: {e}"))? else {
+                break;
+            };
+            if r.tid() as u32 != tid {
+                println!(
+                    "mad-rmpp {case}: ignored a MAD of TID {:#018x} (not ours)",
+                    r.tid()
+                );
+                continue;
+            }
+            got += 1;
+            if r.status == ETIMEDOUT {
+                t.no_answer += 1;
+                println!(
+                    "mad-rmpp {case}: segment {}: got no answer in {} ms (umad time-out)",
+                    i + 1,
+                    a.timeout_ms
+                );
+                continue;
+            }
+            if r.status != 0 {
+                return Err(format!("umad read status {}", r.status));
+            }
+            let reply = Reply::of(&r.mad);
+            match &reply {
+                Reply::Answer { .. } if reply.is_plain_answer() => t.plain_answers += 1,
+                Reply::Answer { .. } => t.rmpp_answers += 1,
+                Reply::Ack { .. } => t.acks += 1,
+                Reply::StopOrAbort { .. } => t.stop_abort += 1,
+                Reply::Other { .. } => t.other += 1,
+            }
+            println!(
+                "mad-rmpp {case}: segment {}: got {} ({} bytes)",
+                i + 1,
+                reply.describe(),
+                r.mad.len()
+            );
+        }
+        if got == 0 {
+            t.no_answer += 1;
+            println!(
+                "mad-rmpp {case}: segment {}: nothing came back in {} ms",
+                i + 1,
+                a.wait_ms
+            );
+        }
+    }
+    println!(
+        "mad-rmpp {case}: result: ack {}, rmpp-answer {}, plain-answer {}, no-answer {}, \
+         stop-abort {}, other {}",
+        t.acks, t.rmpp_answers, t.plain_answers, t.no_answer, t.stop_abort, t.other
+    );
+    let rmpp_seen = t.acks + t.rmpp_answers + t.stop_abort + t.other;
+    let ok = if case == "plain" {
+        t.plain_answers > 0 && rmpp_seen == 0
+    } else {
+        rmpp_seen == 0
+    };
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn main() -> ExitCode {
+    match parse().and_then(|a| run(&a)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("mad-rmpp: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `vema-sets`: many VEMA Sets from one process, for the race scenarios, where one
+//! `vnic-em` run per Set would make the EM's side far slower than what it races against.
+//!
+//! ```text
+//! vema-sets -d UMAD --dlid LID --attr ID [--mod N] [--count C] [--timeout-ms T] HEX...
+//! ```
+//!
+//! Sends `C` Sets (default: one per `HEX`) of attribute `ID` with modifier `N` to LID, one
+//! at a time, their data taken from the `HEX` arguments in turn (the first Set carries the
+//! first, and so on, round and round), each in a whole OPA MAD, and waits up to T ms
+//! (default 1000) for each answer. Prints one line, `vema-sets: C Sets: A answered with
+//! status 0, B with another status, L not answered`, and exits 0 when every Set was answered
+//! with status 0, 1 if not, 2 on errors.
+
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use opa_wire::mad::{METHOD_SET, OPA_VNIC_EMA_DATA};
+use opasim_tests::rmpp;
+use opasim_tests::umad::{Agent, Registration};
+
+const USAGE: &str = "usage: vema-sets -d UMAD --dlid LID --attr ID [--mod N] [--count C] \
+                     [--timeout-ms T] HEX...";
+/// `ETIMEDOUT`: the status of umad's read for a send that got no answer.
+const ETIMEDOUT: u32 = 110;
+
+fn num(s: &str) -> Result<u64, String> {
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    }
+    .map_err(|_| format!("bad number '{s}'"))
+}
+
+fn unhex(s: &str) -> Result<Vec<u8>, String> {
+    if s.len() % 2 != 0 || s.len() / 2 > OPA_VNIC_EMA_DATA {
+        return Err(format!(
+            "bad data '{s}': an even number of hex digits, at most 2008 bytes"
+        ));
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| format!("bad hex '{s}'")))
+        .collect()
+}
+
+struct Args {
+    umad: String,
+    dlid: u16,
+    attr: u16,
+    attr_mod: u32,
+    count: Option<u64>,
+    timeout_ms: u32,
+    data: Vec<Vec<u8>>,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut a = Args {
+        umad: String::new(),
+        dlid: 0,
+        attr: 0,
+        attr_mod: 0,
+        count: None,
+        timeout_ms: 1000,
+        data: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(s) = it.next() {
+        let mut val = || it.next().ok_or_else(|| format!("{s} needs a value"));
+        match s.as_str() {
+            "-d" => a.umad = val()?,
+            "--dlid" => a.dlid = u16::try_from(num(&val()?)?).map_err(|_| "bad --dlid")?,
+            "--attr" => a.attr = u16::try_from(num(&val()?)?).map_err(|_| "bad --attr")?,
+            "--mod" => a.attr_mod = u32::try_from(num(&val()?)?).map_err(|_| "bad --mod")?,
+            "--count" => a.count = Some(num(&val()?)?),
+            "--timeout-ms" => {
+                a.timeout_ms = u32::try_from(num(&val()?)?).map_err(|_| "bad --timeout-ms")?
+            }
+            _ if s.starts_with('-') => return Err(USAGE.into()),
+            _ => a.data.push(unhex(&s)?),
+        }
+    }
+    if a.umad.is_empty() || a.dlid == 0 || a.attr == 0 || a.data.is_empty() {
+        return Err(USAGE.into());
+    }
+    if let Some(u) = a.umad.strip_prefix("/dev/infiniband/") {
+        a.umad = u.to_string();
+    }
+    Ok(a)
+}
+
+fn run(a: &Args) -> Result<ExitCode, String> {
+    // A send-only agent: the answers come back to it by TID.
+    let mut agent = Agent::open(&a.umad, &Registration::default())
+        .map_err(|e| format!("cannot register an agent on {}: {e}", a.umad))?;
+    let count = a.count.unwrap_or(a.data.len() as u64);
+    let base = (std::process::id() & 0xffff) << 16;
+    let (mut ok, mut other, mut lost) = (0u64, 0u64, 0u64);
+    for i in 0..count {
+        let tid = base | (i as u32 & 0xffff);
+        let mut mad = rmpp::plain(METHOD_SET, tid, a.attr, a.attr_mod);
+        let data = &a.data[(i % a.data.len() as u64) as usize];
+        mad[40..40 + data.len()].copy_from_slice(data);
+        agent
+            .send(a.dlid, 1, 0, a.timeout_ms, &mad)
+            .map_err(|e| format!("send of Set {i}: {e}"))?;
+        // umad's time-out notice comes soon after the time-out; past that the Set is lost.
+        let deadline = Instant::now() + Duration::from_millis(u64::from(a.timeout_ms) + 2000);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(r) = agent.recv(left).map_err(|e| format!("read: {e}"))? else {
+                lost += 1;
+                break;
+            };
+            if r.tid() as u32 != tid {
+                continue;
+            }
+            match (r.status, r.mad.get(4..6)) {
+                (ETIMEDOUT, _) => lost += 1,
+                (0, Some([0, 0])) => ok += 1,
+                _ => other += 1,
+            }
+            break;
+        }
+    }
+    println!(
+        "vema-sets: {count} Sets: {ok} answered with status 0, {other} with another status, \
+         {lost} not answered"
+    );
+    Ok(if ok == count {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn main() -> ExitCode {
+    match parse().and_then(|a| run(&a)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("vema-sets: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
