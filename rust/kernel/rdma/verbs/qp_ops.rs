@@ -121,9 +121,23 @@ impl<T: Provider> Qp<T> {
         let this = qp.cast::<Self>();
         // SAFETY: The QP is initialised (caller's guarantee) and the initial reference is
         // owned by the core's handle, which is being destroyed.
+        unsafe { Self::dec_ref(NonNull::new_unchecked(this)) };
+        // SAFETY: As above; `released` is initialised with the QP.
+        let released = unsafe { Opaque::raw_get(addr_of_mut!((*this).released)) };
+        // The provider's references (`ARef<Qp>`) must all go before the memory can: wait, and
+        // say what is waited for every 10 s (as `netdev_wait_allrefs()` does) instead of
+        // hanging silently when a provider keeps one.
+        // SAFETY: `__msecs_to_jiffies` has no precondition.
+        let period = unsafe { bindings::__msecs_to_jiffies(10_000) };
+        // SAFETY: `released` is a valid completion, completed by the last `dec_ref`.
+        while unsafe { bindings::wait_for_completion_timeout(released, period) } == 0 {
+            // SAFETY: The QP is initialised until the drops below.
+            let num = unsafe { (*qp).qp_num };
+            crate::pr_warn!("QP {}: waiting for the provider to release it\n", num);
+        }
+        // SAFETY: No reference is left, so nothing uses the QP's parts any more; each is
+        // dropped once.
         unsafe {
-            Self::dec_ref(NonNull::new_unchecked(this));
-            bindings::wait_for_completion(Opaque::raw_get(addr_of_mut!((*this).released)));
             core::ptr::drop_in_place(addr_of_mut!((*this).inner));
             core::ptr::drop_in_place(addr_of_mut!((*this).data));
         }
