@@ -26,10 +26,9 @@ pub use device::{Device, Registration};
 
 pub use super::device::PortCapMask;
 use super::verbs::{Qp, QpInit, SendWr};
-use super::vnic::{SkbMetadata, VnicNetdev};
+use super::vnic::VnicOps;
 use crate::{
     error::{code::*, Result},
-    net::skbuff::SkBuff,
     str::CStr,
 };
 use core::ffi::c_int;
@@ -47,8 +46,9 @@ pub trait Provider: Sized + 'static {
     /// What the driver keeps for each QP.
     type Qp: Send + Sync;
 
-    /// What the driver keeps for each OPA VNIC netdev (`()` without VNIC support).
-    type Vnic: Send + Sync;
+    /// What the driver keeps for each OPA VNIC netdev, and the netdev's operations
+    /// ([`NoVnic`](super::vnic::NoVnic) without VNIC support).
+    type Vnic: VnicOps<Self>;
 
     /// The device attributes (`query_device`).
     fn query_device(dev: &Device<Self>) -> DeviceAttr;
@@ -98,43 +98,6 @@ pub trait Provider: Sized + 'static {
     fn port_counters(_dev: &Device<Self>, _port: u32, _out: &mut [u64]) -> Result {
         Err(EOPNOTSUPP)
     }
-
-    /// Accepts a new OPA VNIC netdev on `port` (checked to exist): returns the driver's data
-    /// for it. Providing this makes the devices able to allocate `RDMA_NETDEV_OPA_VNIC`
-    /// netdevs (see [`vnic`](super::vnic)).
-    fn alloc_vnic(_dev: &Device<Self>, _port: u32) -> Result<Self::Vnic> {
-        Err(EOPNOTSUPP)
-    }
-
-    /// The transmit queues of a new OPA VNIC netdev on `port` (hfi1 gives one per SDMA
-    /// engine); taken between 1 and [`vnic::MAX_TX_QUEUES`](super::vnic::MAX_TX_QUEUES).
-    fn vnic_tx_queues(_dev: &Device<Self>, _port: u32) -> u32 {
-        1
-    }
-
-    /// `rn.set_id`: binds the netdev to a virtual Ethernet switch id, for receive.
-    fn vnic_set_id(_nd: &VnicNetdev<Self>, _id: i32) {}
-
-    /// `ndo_open` of a VNIC netdev.
-    fn vnic_open(_nd: &VnicNetdev<Self>) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    /// `ndo_stop` of a VNIC netdev.
-    fn vnic_stop(_nd: &VnicNetdev<Self>) {}
-
-    /// `ndo_start_xmit` of a VNIC netdev: `skb` starts with the metadata, then the 16B
-    /// header and the frame. The driver owns the buffer (frees or passes it on).
-    fn vnic_xmit(_nd: &VnicNetdev<Self>, _skb: SkBuff) {}
-
-    /// `ndo_select_queue` of a VNIC netdev, from the frame's metadata: a queue below
-    /// [`Provider::vnic_tx_queues`] (the stack caps a larger one, with a warning).
-    fn vnic_select_queue(_nd: &VnicNetdev<Self>, _meta: &SkbMetadata) -> u16 {
-        0
-    }
-
-    /// `ndo_get_stats64` of a VNIC netdev: fills the whole `struct opa_vnic_stats`.
-    fn vnic_stats(_nd: &VnicNetdev<Self>, _stats: &mut bindings::opa_vnic_stats) {}
 
     /// Sends one UD work request from `qp`, which is in the RTS state.
     ///

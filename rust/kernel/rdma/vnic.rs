@@ -11,7 +11,8 @@
 //! - the netdev's private area starts with `struct opa_vnic_rdma_netdev`: the
 //!   `struct rdma_netdev` the client fills (`clnt_priv`, `hca`, `port_num`) and whose
 //!   `set_id` and `free_rdma_netdev` the device provides, then the device's own data
-//!   (`opa_vnic_dev_priv()`), here the provider's [`Provider::Vnic`];
+//!   (`opa_vnic_dev_priv()`), here the provider's [`Provider::Vnic`], which implements the
+//!   netdev's operations ([`VnicOps`]: all of them, or the provider does not build);
 //! - the client keeps the device's `netdev_ops` (open, stop, start_xmit, select_queue,
 //!   get_stats64) and calls them from its own;
 //! - `ndo_start_xmit` gets a frame with a 16B header the client built, preceded by the 4
@@ -60,11 +61,80 @@ impl SkbMetadata {
     }
 }
 
-/// The offset of the device's data in the private area of a VNIC netdev.
 /// The most transmit queues a VNIC netdev gets (hfi1 has 16 SDMA engines).
 pub const MAX_TX_QUEUES: u32 = 16;
 
+/// The offset of the device's data in the private area of a VNIC netdev.
 const PRIV_OFFSET: usize = offset_of!(bindings::opa_vnic_rdma_netdev, dev_priv);
+
+/// The OPA VNIC netdevs of the provider `P`: the data the provider keeps for each (`Self`) and
+/// their operations, as hfi1's `vnic_main.c` has them. Every operation is required, so that a
+/// provider with VNIC netdevs cannot leave one out and lose traffic at run time.
+pub trait VnicOps<P: Provider>: Sized + Send + Sync + 'static {
+    /// Whether the devices can allocate `RDMA_NETDEV_OPA_VNIC` netdevs (false only for
+    /// [`NoVnic`]).
+    const SUPPORTED: bool = true;
+
+    /// Accepts a new VNIC netdev on `port` (checked to exist): the provider's data for it.
+    fn alloc(dev: &Device<P>, port: u32) -> Result<Self>;
+
+    /// The transmit queues of a new VNIC netdev on `port` (hfi1 gives one per SDMA engine);
+    /// taken between 1 and [`MAX_TX_QUEUES`].
+    fn tx_queues(dev: &Device<P>, port: u32) -> u32;
+
+    /// `rn.set_id`: binds the netdev to a virtual Ethernet switch id, for receive.
+    fn set_id(nd: &VnicNetdev<P>, id: i32);
+
+    /// `ndo_open`.
+    fn open(nd: &VnicNetdev<P>) -> Result;
+
+    /// `ndo_stop`.
+    fn stop(nd: &VnicNetdev<P>);
+
+    /// `ndo_start_xmit`: `skb` starts with the metadata, then the 16B header and the frame.
+    /// The provider owns the buffer (frees or passes it on).
+    fn xmit(nd: &VnicNetdev<P>, skb: SkBuff);
+
+    /// `ndo_select_queue`, from the frame's metadata: a queue below
+    /// [`VnicOps::tx_queues`] (the stack caps a larger one, with a warning).
+    fn select_queue(nd: &VnicNetdev<P>, meta: &SkbMetadata) -> u16;
+
+    /// `ndo_get_stats64`: fills the whole `struct opa_vnic_stats`.
+    fn stats(nd: &VnicNetdev<P>, stats: &mut bindings::opa_vnic_stats);
+}
+
+/// The [`Provider::Vnic`] of a provider without OPA VNIC netdevs. [`VnicOps::alloc`] fails, so no
+/// netdev exists and no other operation is ever called (the type has no values); they answer
+/// as a device without the operation would.
+pub enum NoVnic {}
+
+impl<P: Provider> VnicOps<P> for NoVnic {
+    const SUPPORTED: bool = false;
+
+    fn alloc(_dev: &Device<P>, _port: u32) -> Result<Self> {
+        Err(EOPNOTSUPP)
+    }
+
+    fn tx_queues(_dev: &Device<P>, _port: u32) -> u32 {
+        1
+    }
+
+    fn set_id(_nd: &VnicNetdev<P>, _id: i32) {}
+
+    fn open(_nd: &VnicNetdev<P>) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    fn stop(_nd: &VnicNetdev<P>) {}
+
+    fn xmit(_nd: &VnicNetdev<P>, _skb: SkBuff) {}
+
+    fn select_queue(_nd: &VnicNetdev<P>, _meta: &SkbMetadata) -> u16 {
+        0
+    }
+
+    fn stats(_nd: &VnicNetdev<P>, _stats: &mut bindings::opa_vnic_stats) {}
+}
 
 /// A VNIC netdev of the provider `T`.
 ///
@@ -229,12 +299,12 @@ impl<T: Provider> Adapter<T> {
         if port == 0 || port > dev.port_count() {
             return EINVAL.to_ptr();
         }
-        let data = match T::alloc_vnic(dev, port) {
+        let data = match T::Vnic::alloc(dev, port) {
             Ok(d) => d,
             Err(e) => return e.to_ptr(),
         };
         let size = PRIV_OFFSET + core::mem::size_of::<T::Vnic>();
-        let txqs = T::vnic_tx_queues(dev, port).clamp(1, MAX_TX_QUEUES);
+        let txqs = T::Vnic::tx_queues(dev, port).clamp(1, MAX_TX_QUEUES);
         // SAFETY: `name` is the client's C string and `setup` its setup function, valid during
         // the call; `txqs` transmit queues (at least one), one receive queue (receive does not
         // go through the stack's queues).
@@ -276,7 +346,7 @@ impl<T: Provider> Adapter<T> {
     unsafe extern "C" fn set_id(nd: *mut bindings::net_device, id: c_int) {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
         let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        T::vnic_set_id(nd, id);
+        T::Vnic::set_id(nd, id);
     }
 
     /// # Safety
@@ -285,7 +355,7 @@ impl<T: Provider> Adapter<T> {
     unsafe extern "C" fn open(nd: *mut bindings::net_device) -> c_int {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
         let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        match T::vnic_open(nd) {
+        match T::Vnic::open(nd) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }
@@ -297,7 +367,7 @@ impl<T: Provider> Adapter<T> {
     unsafe extern "C" fn stop(nd: *mut bindings::net_device) -> c_int {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
         let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        T::vnic_stop(nd);
+        T::Vnic::stop(nd);
         0
     }
 
@@ -314,7 +384,7 @@ impl<T: Provider> Adapter<T> {
         if let Some(skb) = NonNull::new(skb) {
             // SAFETY: `ndo_start_xmit` passes the ownership of the buffer; the netdev has no
             // scatter/gather feature, so the buffer is linear.
-            T::vnic_xmit(nd, unsafe { SkBuff::from_raw(skb) });
+            T::Vnic::xmit(nd, unsafe { SkBuff::from_raw(skb) });
         }
         bindings::netdev_tx_NETDEV_TX_OK
     }
@@ -337,7 +407,7 @@ impl<T: Provider> Adapter<T> {
             let head = core::slice::from_raw_parts((*skb).data, len);
             SkbMetadata::parse(head).unwrap_or_default()
         };
-        T::vnic_select_queue(nd, &meta)
+        T::Vnic::select_queue(nd, &meta)
     }
 
     /// # Safety
@@ -353,6 +423,6 @@ impl<T: Provider> Adapter<T> {
         // `netstats` member, at offset 0, of a `struct opa_vnic_stats`, writable during the
         // call.
         let stats = unsafe { &mut *stats.cast::<bindings::opa_vnic_stats>() };
-        T::vnic_stats(nd, stats);
+        T::Vnic::stats(nd, stats);
     }
 }

@@ -6,11 +6,10 @@ use crate::{
     fabric::Fabric,
     port::{Capabilities, Port, PKEY_TABLE_LEN},
     ud,
-    vnic::{self, HfiVnic},
+    vnic::HfiVnic,
 };
 use core::sync::atomic::Ordering;
 use kernel::{
-    net::skbuff::SkBuff,
     prelude::*,
     rdma::{
         provider::{
@@ -18,7 +17,6 @@ use kernel::{
             PortState, StatDesc, SPEED_EDR, WIDTH_4X,
         },
         verbs::{Qp, QpInit, QpType, SendWr},
-        vnic::{SkbMetadata, VnicNetdev},
     },
     sync::Arc,
 };
@@ -220,39 +218,6 @@ impl provider::Provider for Hfi {
             *o = crate::port::Counters::get(v);
         }
         Ok(())
-    }
-
-    fn alloc_vnic(dev: &Device<Self>, num: u32) -> Result<HfiVnic> {
-        let d = dev.data();
-        HfiVnic::new(d.port(num)?.clone(), d.fabric.clone())
-    }
-
-    fn vnic_set_id(nd: &VnicNetdev<Self>, id: i32) {
-        vnic::set_id(nd, id)
-    }
-
-    fn vnic_open(nd: &VnicNetdev<Self>) -> Result {
-        vnic::open(nd)
-    }
-
-    fn vnic_stop(nd: &VnicNetdev<Self>) {
-        vnic::stop(nd)
-    }
-
-    fn vnic_xmit(nd: &VnicNetdev<Self>, skb: SkBuff) {
-        vnic::xmit(nd, skb)
-    }
-
-    fn vnic_tx_queues(_dev: &Device<Self>, _port: u32) -> u32 {
-        crate::vnic_tx_queues.get()
-    }
-
-    fn vnic_select_queue(nd: &VnicNetdev<Self>, meta: &SkbMetadata) -> u16 {
-        vnic::select_queue(meta, nd.data().queues)
-    }
-
-    fn vnic_stats(nd: &VnicNetdev<Self>, stats: &mut kernel::bindings::opa_vnic_stats) {
-        vnic::stats(nd, stats)
     }
 
     fn post_send(qp: &Qp<Self>, wr: &SendWr<'_>) -> Result {

@@ -21,7 +21,10 @@ use kernel::{
     net::skbuff::SkBuff,
     new_mutex,
     prelude::*,
-    rdma::vnic::{SkbMetadata, VnicNetdev, SKB_MDATA_ENCAP_ERR},
+    rdma::{
+        provider::Device,
+        vnic::{SkbMetadata, VnicNetdev, VnicOps, SKB_MDATA_ENCAP_ERR},
+    },
     sync::{Arc, Mutex},
 };
 
@@ -173,6 +176,42 @@ impl HfiVnic {
             queues: crate::vnic_tx_queues.get(),
             stats: VnicCounters::default(),
         })
+    }
+}
+
+/// hfi1's `hfi1_netdev_ops` and `rn.set_id`, for opasim's netdevs.
+impl VnicOps<Hfi> for HfiVnic {
+    fn alloc(dev: &Device<Hfi>, num: u32) -> Result<Self> {
+        let d = dev.data();
+        HfiVnic::new(d.port(num)?.clone(), d.fabric.clone())
+    }
+
+    fn tx_queues(_dev: &Device<Hfi>, _port: u32) -> u32 {
+        crate::vnic_tx_queues.get()
+    }
+
+    fn set_id(nd: &VnicNetdev<Hfi>, id: i32) {
+        set_id(nd, id)
+    }
+
+    fn open(nd: &VnicNetdev<Hfi>) -> Result {
+        open(nd)
+    }
+
+    fn stop(nd: &VnicNetdev<Hfi>) {
+        stop(nd)
+    }
+
+    fn xmit(nd: &VnicNetdev<Hfi>, skb: SkBuff) {
+        xmit(nd, skb)
+    }
+
+    fn select_queue(nd: &VnicNetdev<Hfi>, meta: &SkbMetadata) -> u16 {
+        select_queue(meta, nd.data().queues)
+    }
+
+    fn stats(nd: &VnicNetdev<Hfi>, out: &mut bindings::opa_vnic_stats) {
+        stats(nd, out)
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::{errno, Device, PortCapMask, PortModify, PortState, Provider};
 use crate::rdma::verbs::{Ah, Cq, Qp};
+use crate::rdma::vnic::VnicOps;
 use crate::{bindings, error::code::*};
 use core::{ffi::c_int, marker::PhantomData, mem::size_of};
 
@@ -51,7 +52,7 @@ impl<T: Provider> Adapter<T> {
         } else {
             None
         },
-        alloc_rdma_netdev: if T::HAS_ALLOC_VNIC {
+        alloc_rdma_netdev: if <T::Vnic as VnicOps<T>>::SUPPORTED {
             Some(crate::rdma::vnic::Adapter::<T>::alloc_rdma_netdev)
         } else {
             None
