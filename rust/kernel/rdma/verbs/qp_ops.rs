@@ -13,7 +13,7 @@ use super::{
 use crate::rdma::provider::{errno, Device, Provider};
 use crate::{
     bindings,
-    error::{code::*, Result},
+    error::{code::*, from_result, Result},
     init::PinInit,
     types::{AlwaysRefCounted, Opaque},
 };
@@ -32,8 +32,25 @@ impl<T: Provider> Qp<T> {
         attr: *mut bindings::ib_qp_init_attr,
         udata: *mut bindings::ib_udata,
     ) -> c_int {
+        from_result(|| {
+            // SAFETY: The arguments are the core's, as this function's contract says.
+            unsafe { Self::create_qp(qp, attr, udata) }?;
+            Ok(0)
+        })
+    }
+
+    /// `create_qp`, with errors as `Result`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::create_qp_callback`].
+    unsafe fn create_qp(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> Result {
         if !udata.is_null() {
-            return EOPNOTSUPP.to_errno();
+            return Err(EOPNOTSUPP);
         }
         // SAFETY: `attr` is valid for the call, by the op's contract.
         let attr = unsafe { &mut *attr };
@@ -41,10 +58,10 @@ impl<T: Provider> Qp<T> {
             bindings::ib_qp_type_IB_QPT_SMI => QpType::Smi,
             bindings::ib_qp_type_IB_QPT_GSI => QpType::Gsi,
             bindings::ib_qp_type_IB_QPT_UD => QpType::Ud,
-            _ => return EOPNOTSUPP.to_errno(),
+            _ => return Err(EOPNOTSUPP),
         };
         if !attr.srq.is_null() || attr.create_flags != 0 || !attr.rwq_ind_tbl.is_null() {
-            return EOPNOTSUPP.to_errno();
+            return Err(EOPNOTSUPP);
         }
         let cap = &mut attr.cap;
         if cap.max_send_sge as usize > MAX_SGE
@@ -53,7 +70,7 @@ impl<T: Provider> Qp<T> {
             || cap.max_send_wr > 16384
             || cap.max_inline_data != 0
         {
-            return EINVAL.to_errno();
+            return Err(EINVAL);
         }
         let init = QpInit {
             qp_type,
@@ -68,14 +85,8 @@ impl<T: Provider> Qp<T> {
         // SAFETY: The core passes a QP of one of `T`'s devices, whose `device` it has set and
         // which is alive during the call.
         let dev = unsafe { Device::<T>::from_raw((*qp).device) };
-        let (qpn, data) = match T::create_qp(dev, &init) {
-            Ok(v) => v,
-            Err(e) => return e.to_errno(),
-        };
-        let rq = match Ring::new(init.max_recv_wr.max(1) as usize) {
-            Ok(r) => r,
-            Err(e) => return e.to_errno(),
-        };
+        let (qpn, data) = T::create_qp(dev, &init)?;
+        let rq = Ring::new(init.max_recv_wr.max(1) as usize)?;
         let this = qp.cast::<Self>();
         let lock = crate::new_irq_spinlock!(
             QpInner {
@@ -106,9 +117,9 @@ impl<T: Provider> Qp<T> {
         if let Err(e) = T::qp_ready(me) {
             // SAFETY: The QP was initialised above and is not known to the core's users yet.
             unsafe { Self::release(qp) };
-            return e.to_errno();
+            return Err(e);
         }
-        0
+        Ok(())
     }
 
     /// Drops the initial reference, waits for the others, and drops what `create_qp`
@@ -177,7 +188,14 @@ impl<T: Provider> Qp<T> {
         let me = unsafe { Self::from_raw(qp) };
         // SAFETY: `attr` is valid for the call, by the op's contract.
         let attr = unsafe { &*attr };
-        let mask = mask as u32;
+        from_result(|| {
+            me.modify(attr, mask as u32)?;
+            Ok(0)
+        })
+    }
+
+    /// `modify_qp`: the attributes of `attr` that `mask` names.
+    fn modify(&self, attr: &bindings::ib_qp_attr, mask: u32) -> Result {
         let allowed = bindings::ib_qp_attr_mask_IB_QP_STATE
             | bindings::ib_qp_attr_mask_IB_QP_CUR_STATE
             | bindings::ib_qp_attr_mask_IB_QP_PKEY_INDEX
@@ -186,14 +204,14 @@ impl<T: Provider> Qp<T> {
             | bindings::ib_qp_attr_mask_IB_QP_SQ_PSN
             | bindings::ib_qp_attr_mask_IB_QP_EN_SQD_ASYNC_NOTIFY;
         if mask & !allowed != 0 {
-            return EOPNOTSUPP.to_errno();
+            return Err(EOPNOTSUPP);
         }
-        let dev = me.device();
-        let mut inner = me.inner.lock();
+        let dev = self.device();
+        let mut inner = self.inner.lock();
         let new_state = if mask & bindings::ib_qp_attr_mask_IB_QP_STATE != 0 {
             match QpState::from_raw(attr.qp_state) {
                 Some(s) => s,
-                None => return EINVAL.to_errno(),
+                None => return Err(EINVAL),
             }
         } else {
             inner.qps
@@ -202,17 +220,17 @@ impl<T: Provider> Qp<T> {
         // them (the check rdmavt and every hardware driver make).
         // SAFETY: A pure function of its arguments.
         let ok = unsafe {
-            bindings::ib_modify_qp_is_ok(inner.qps.raw(), new_state.raw(), me.qp_type.raw(), mask)
+            bindings::ib_modify_qp_is_ok(inner.qps.raw(), new_state.raw(), self.qp_type.raw(), mask)
         };
         if !ok {
-            return EINVAL.to_errno();
+            return Err(EINVAL);
         }
         if mask & bindings::ib_qp_attr_mask_IB_QP_PORT != 0 {
             if attr.port_num == 0 || attr.port_num > dev.port_count() {
-                return EINVAL.to_errno();
+                return Err(EINVAL);
             }
-            if me.qp_type != QpType::Ud && attr.port_num != inner.port {
-                return EINVAL.to_errno();
+            if self.qp_type != QpType::Ud && attr.port_num != inner.port {
+                return Err(EINVAL);
             }
         }
         if mask & bindings::ib_qp_attr_mask_IB_QP_PORT != 0 {
@@ -228,7 +246,7 @@ impl<T: Provider> Qp<T> {
             while inner.rq.pop().is_some() {}
         }
         inner.qps = new_state;
-        0
+        Ok(())
     }
 
     /// # Safety
