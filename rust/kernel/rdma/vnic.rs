@@ -22,11 +22,16 @@
 //!
 //! The netdevs are not scatter/gather capable, so every frame is linear.
 
-use super::provider::{Device, Provider};
+mod adapter;
+mod ops;
+
+pub(crate) use adapter::Adapter;
+pub use ops::{NoVnic, VnicOps};
+
+use super::provider::Provider;
 use crate::{
     bindings,
     error::{code::*, Result},
-    ffi::{c_char, c_int, c_uchar},
     net::skbuff::{SkBuff, SkBuffMut},
     types::{AlwaysRefCounted, Opaque},
 };
@@ -66,75 +71,6 @@ pub const MAX_TX_QUEUES: u32 = 16;
 
 /// The offset of the device's data in the private area of a VNIC netdev.
 const PRIV_OFFSET: usize = offset_of!(bindings::opa_vnic_rdma_netdev, dev_priv);
-
-/// The OPA VNIC netdevs of the provider `P`: the data the provider keeps for each (`Self`) and
-/// their operations, as hfi1's `vnic_main.c` has them. Every operation is required, so that a
-/// provider with VNIC netdevs cannot leave one out and lose traffic at run time.
-pub trait VnicOps<P: Provider>: Sized + Send + Sync + 'static {
-    /// Whether the devices can allocate `RDMA_NETDEV_OPA_VNIC` netdevs (false only for
-    /// [`NoVnic`]).
-    const SUPPORTED: bool = true;
-
-    /// Accepts a new VNIC netdev on `port` (checked to exist): the provider's data for it.
-    fn alloc(dev: &Device<P>, port: u32) -> Result<Self>;
-
-    /// The transmit queues of a new VNIC netdev on `port` (hfi1 gives one per SDMA engine);
-    /// taken between 1 and [`MAX_TX_QUEUES`].
-    fn tx_queues(dev: &Device<P>, port: u32) -> u32;
-
-    /// `rn.set_id`: binds the netdev to a virtual Ethernet switch id, for receive.
-    fn set_id(nd: &VnicNetdev<P>, id: i32);
-
-    /// `ndo_open`.
-    fn open(nd: &VnicNetdev<P>) -> Result;
-
-    /// `ndo_stop`.
-    fn stop(nd: &VnicNetdev<P>);
-
-    /// `ndo_start_xmit`: `skb` starts with the metadata, then the 16B header and the frame.
-    /// The provider owns the buffer (frees or passes it on).
-    fn xmit(nd: &VnicNetdev<P>, skb: SkBuff);
-
-    /// `ndo_select_queue`, from the frame's metadata: a queue below
-    /// [`VnicOps::tx_queues`] (the stack caps a larger one, with a warning).
-    fn select_queue(nd: &VnicNetdev<P>, meta: &SkbMetadata) -> u16;
-
-    /// `ndo_get_stats64`: fills the whole `struct opa_vnic_stats`.
-    fn stats(nd: &VnicNetdev<P>, stats: &mut bindings::opa_vnic_stats);
-}
-
-/// The [`Provider::Vnic`] of a provider without OPA VNIC netdevs. [`VnicOps::alloc`] fails, so no
-/// netdev exists and no other operation is ever called (the type has no values); they answer
-/// as a device without the operation would.
-pub enum NoVnic {}
-
-impl<P: Provider> VnicOps<P> for NoVnic {
-    const SUPPORTED: bool = false;
-
-    fn alloc(_dev: &Device<P>, _port: u32) -> Result<Self> {
-        Err(EOPNOTSUPP)
-    }
-
-    fn tx_queues(_dev: &Device<P>, _port: u32) -> u32 {
-        1
-    }
-
-    fn set_id(_nd: &VnicNetdev<P>, _id: i32) {}
-
-    fn open(_nd: &VnicNetdev<P>) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    fn stop(_nd: &VnicNetdev<P>) {}
-
-    fn xmit(_nd: &VnicNetdev<P>, _skb: SkBuff) {}
-
-    fn select_queue(_nd: &VnicNetdev<P>, _meta: &SkbMetadata) -> u16 {
-        0
-    }
-
-    fn stats(_nd: &VnicNetdev<P>, _stats: &mut bindings::opa_vnic_stats) {}
-}
 
 /// A VNIC netdev of the provider `T`.
 ///
@@ -260,169 +196,5 @@ impl<T: Provider> VnicNetdev<T> {
             bindings::netif_rx(skb);
         }
         Ok(())
-    }
-}
-
-/// The VNIC netdev ops and the `alloc_rdma_netdev` op of a provider `T`.
-pub(crate) struct Adapter<T: Provider>(PhantomData<T>);
-
-impl<T: Provider> Adapter<T> {
-    const NETDEV_OPS: bindings::net_device_ops = bindings::net_device_ops {
-        ndo_open: Some(Self::open),
-        ndo_stop: Some(Self::stop),
-        ndo_start_xmit: Some(Self::start_xmit),
-        ndo_select_queue: Some(Self::select_queue),
-        ndo_get_stats64: Some(Self::get_stats64),
-        // SAFETY: The other ops are absent (null), which is valid.
-        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
-    };
-
-    /// # Safety
-    ///
-    /// Called by the IB core only (through the ops of [`super::provider`]), with a device of
-    /// `T`.
-    pub(crate) unsafe extern "C" fn alloc_rdma_netdev(
-        ibdev: *mut bindings::ib_device,
-        port: u32,
-        kind: bindings::rdma_netdev_t,
-        name: *const c_char,
-        name_assign_type: c_uchar,
-        setup: Option<unsafe extern "C" fn(*mut bindings::net_device)>,
-    ) -> *mut bindings::net_device {
-        crate::build_assert!(core::mem::align_of::<T::Vnic>() <= 8);
-        crate::build_assert!(PRIV_OFFSET % 8 == 0);
-        // SAFETY: The core passes a device of `T`, alive during the call.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
-        if kind != bindings::rdma_netdev_t_RDMA_NETDEV_OPA_VNIC {
-            return EOPNOTSUPP.to_ptr();
-        }
-        if port == 0 || port > dev.port_count() {
-            return EINVAL.to_ptr();
-        }
-        let data = match T::Vnic::alloc(dev, port) {
-            Ok(d) => d,
-            Err(e) => return e.to_ptr(),
-        };
-        let size = PRIV_OFFSET + core::mem::size_of::<T::Vnic>();
-        let txqs = T::Vnic::tx_queues(dev, port).clamp(1, MAX_TX_QUEUES);
-        // SAFETY: `name` is the client's C string and `setup` its setup function, valid during
-        // the call; `txqs` transmit queues (at least one), one receive queue (receive does not
-        // go through the stack's queues).
-        let nd = unsafe {
-            bindings::alloc_netdev_mqs(size as c_int, name, name_assign_type, setup, txqs, 1)
-        };
-        if nd.is_null() {
-            return ENOMEM.to_ptr();
-        }
-        // SAFETY: `nd` is a new netdev with a zeroed private area of `size` bytes, which only
-        // this function knows: write the device's callbacks, its data and its ops.
-        unsafe {
-            let p = bindings::netdev_priv(nd).cast::<u8>();
-            let rn = p.cast::<bindings::rdma_netdev>();
-            (*rn).free_rdma_netdev = Some(Self::free_rdma_netdev);
-            (*rn).set_id = Some(Self::set_id);
-            p.add(PRIV_OFFSET).cast::<T::Vnic>().write(data);
-            (*nd).netdev_ops = &Self::NETDEV_OPS;
-        }
-        nd
-    }
-
-    /// # Safety
-    ///
-    /// Called by the client once, with an unregistered VNIC netdev of `T`.
-    unsafe extern "C" fn free_rdma_netdev(nd: *mut bindings::net_device) {
-        // SAFETY: The netdev is a VNIC netdev of `T`; its data is dropped once, here, before
-        // the netdev is freed, and nothing uses it any more (it is unregistered).
-        unsafe {
-            let p = bindings::netdev_priv(nd).cast::<u8>();
-            core::ptr::drop_in_place(p.add(PRIV_OFFSET).cast::<T::Vnic>());
-            bindings::free_netdev(nd);
-        }
-    }
-
-    /// # Safety
-    ///
-    /// Called by the client with a VNIC netdev of `T`.
-    unsafe extern "C" fn set_id(nd: *mut bindings::net_device, id: c_int) {
-        // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        T::Vnic::set_id(nd, id);
-    }
-
-    /// # Safety
-    ///
-    /// Called by the networking core (through the client) with a VNIC netdev of `T`.
-    unsafe extern "C" fn open(nd: *mut bindings::net_device) -> c_int {
-        // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        match T::Vnic::open(nd) {
-            Ok(()) => 0,
-            Err(e) => e.to_errno(),
-        }
-    }
-
-    /// # Safety
-    ///
-    /// Called by the networking core (through the client) with a VNIC netdev of `T`.
-    unsafe extern "C" fn stop(nd: *mut bindings::net_device) -> c_int {
-        // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        T::Vnic::stop(nd);
-        0
-    }
-
-    /// # Safety
-    ///
-    /// Called by the networking core (through the client) with a VNIC netdev of `T` and a
-    /// buffer it hands over.
-    unsafe extern "C" fn start_xmit(
-        skb: *mut bindings::sk_buff,
-        nd: *mut bindings::net_device,
-    ) -> bindings::netdev_tx_t {
-        // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        if let Some(skb) = NonNull::new(skb) {
-            // SAFETY: `ndo_start_xmit` passes the ownership of the buffer; the netdev has no
-            // scatter/gather feature, so the buffer is linear.
-            T::Vnic::xmit(nd, unsafe { SkBuff::from_raw(skb) });
-        }
-        bindings::netdev_tx_NETDEV_TX_OK
-    }
-
-    /// # Safety
-    ///
-    /// Called by the networking core (through the client) with a VNIC netdev of `T` and a
-    /// buffer starting with the metadata.
-    unsafe extern "C" fn select_queue(
-        nd: *mut bindings::net_device,
-        skb: *mut bindings::sk_buff,
-        _sb_dev: *mut bindings::net_device,
-    ) -> u16 {
-        // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        // SAFETY: The buffer is valid during the call and linear; its head holds at least the
-        // metadata the client pushed (`skb->data`, `skb_headlen`).
-        let meta = unsafe {
-            let len = ((*skb).len - (*skb).data_len) as usize;
-            let head = core::slice::from_raw_parts((*skb).data, len);
-            SkbMetadata::parse(head).unwrap_or_default()
-        };
-        T::Vnic::select_queue(nd, &meta)
-    }
-
-    /// # Safety
-    ///
-    /// Called by the client with a VNIC netdev of `T` and a `struct opa_vnic_stats`.
-    unsafe extern "C" fn get_stats64(
-        nd: *mut bindings::net_device,
-        stats: *mut bindings::rtnl_link_stats64,
-    ) {
-        // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        // SAFETY: By the VNIC contract (see the module documentation) `stats` is the
-        // `netstats` member, at offset 0, of a `struct opa_vnic_stats`, writable during the
-        // call.
-        let stats = unsafe { &mut *stats.cast::<bindings::opa_vnic_stats>() };
-        T::Vnic::stats(nd, stats);
     }
 }

@@ -228,7 +228,7 @@ fn vnic_wire_bad_length() {
 }
 
 fn vnic_size_histogram() {
-    let g = vnic::GrpCounters::default();
+    let g = crate::vnic_stats::GrpCounters::default();
     let mut frame = [0u8; 14];
     // Unicast, untagged: the thresholds of hfi1 (lengths without FCS).
     for len in [60, 61, 123, 124, 251, 252, 507, 508, 1019, 1020, 1514, 1515] {

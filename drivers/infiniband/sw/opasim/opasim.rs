@@ -27,6 +27,7 @@ mod port;
 mod sim;
 mod ud;
 mod vnic;
+mod vnic_stats;
 
 /// The wire formats shared with the VNIC drivers and the host tools.
 #[path = "../../ulp/opa_vnic_rs/wire/mod.rs"]

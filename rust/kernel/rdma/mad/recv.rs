@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A received MAD, as its handler reads and answers it.
+
+use super::{destroy_ah, free_send, Context, IB_MAD_LEN, VENDOR_HDR_LEN};
+use crate::rdma::scope::DeviceScope;
+use crate::{
+    bindings,
+    error::{from_err_ptr, to_result},
+    prelude::*,
+};
+
+/// A received MAD, while its handler runs.
+///
+/// # Invariants
+///
+/// `agent` is the registered agent the MAD arrived for and `wc` its receive completion, both
+/// valid for `'a`.
+pub struct RecvMad<'a> {
+    agent: *mut bindings::ib_mad_agent,
+    wc: *mut bindings::ib_mad_recv_wc,
+    scope: &'a DeviceScope,
+}
+
+impl<'a> RecvMad<'a> {
+    /// # Safety
+    ///
+    /// `agent` is a registered agent and `wc` a receive completion for it, both valid for
+    /// `'a`; `scope` is the agent's device scope.
+    pub(super) unsafe fn new(
+        agent: *mut bindings::ib_mad_agent,
+        wc: *mut bindings::ib_mad_recv_wc,
+        scope: &'a DeviceScope,
+    ) -> Self {
+        // INVARIANT: As the caller guarantees.
+        Self { agent, wc, scope }
+    }
+}
+
+impl RecvMad<'_> {
+    /// The received bytes of the MAD that the MAD layer's buffer holds (for an OPA port up to
+    /// 2048, without the GRH).
+    ///
+    /// That is `mad_len` bytes, but never more than one segment (`mad_seg_size`): the buffer
+    /// holds one segment, and a reassembled RMPP MAD is longer than its first segment.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: By the type invariant `wc` is valid; `recv_buf.mad` points to a buffer of at
+        // least `mad_seg_size` bytes (the MAD layer allocates every receive buffer with the
+        // port's largest MAD size, and `mad_seg_size` is at most that), of which the first
+        // `mad_len` were received; it is unchanged until the completion is freed after the
+        // handler.
+        unsafe {
+            let wc = &*self.wc;
+            let len = usize::try_from(wc.mad_len).unwrap_or(0);
+            let seg = wc.mad_seg_size;
+            if wc.recv_buf.__bindgen_anon_1.mad.is_null() {
+                return &[];
+            }
+            core::slice::from_raw_parts(wc.recv_buf.__bindgen_anon_1.mad.cast::<u8>(), len.min(seg))
+        }
+    }
+
+    /// Copies the MAD into `out` and fills the rest of `out` with zeros: the MAD as a kernel
+    /// agent that reads a whole MAD sees it.
+    ///
+    /// Managers may send a MAD trimmed to its header and attribute (opa-fm does), and an
+    /// InfiniBand-sized MAD (base version 1) is 256 bytes; the MAD layer's receive buffers are
+    /// zero-filled to the port's largest MAD, so the C agents read the missing tail as zeros.
+    /// Returns the number of bytes that were received.
+    pub fn read_padded(&self, out: &mut [u8]) -> usize {
+        let b = self.bytes();
+        let n = b.len().min(out.len());
+        let (head, tail) = out.split_at_mut(n);
+        head.copy_from_slice(&b[..n]);
+        tail.fill(0);
+        n
+    }
+
+    /// The device the MAD arrived on, whose per-device objects the handler may make.
+    pub fn device(&self) -> &DeviceScope {
+        self.scope
+    }
+
+    /// The port the MAD arrived on.
+    pub fn port(&self) -> u32 {
+        // SAFETY: By the type invariant the agent is valid; its port never changes.
+        u32::from(unsafe { (*self.agent).port_num })
+    }
+
+    /// The LID the MAD came from.
+    pub fn slid(&self) -> u32 {
+        // SAFETY: By the type invariant `wc` and its work completion are valid.
+        unsafe { (*(*self.wc).wc).slid }
+    }
+
+    /// Sends `rsp` (a whole MAD: vendor header and data) back to where this MAD came from,
+    /// with the same P_Key index.
+    ///
+    /// An answer longer than an InfiniBand MAD (256 bytes) goes in an OPA-sized send buffer,
+    /// whatever base version its header carries: an agent that copies the request's header
+    /// into its answer (as every VEMA agent does) answers an InfiniBand-version request that
+    /// way, and the MAD layer sends the whole buffer.
+    ///
+    /// The address handle and the send buffer are freed when the send completes.
+    pub fn respond(&self, rsp: &[u8]) -> Result {
+        let data_len = rsp.len().checked_sub(VENDOR_HDR_LEN).ok_or(EINVAL)?;
+        let data_len = i32::try_from(data_len).map_err(|_| EINVAL)?;
+        let base_version = if rsp.len() > IB_MAD_LEN {
+            bindings::OPA_MGMT_BASE_VERSION as u8
+        } else {
+            *rsp.first().ok_or(EINVAL)?
+        };
+        // SAFETY: By the type invariant the agent and the completion are valid; the agent's QP
+        // and PD exist while it is registered; the GRH pointer is the received one (or null).
+        let ah = from_err_ptr(unsafe {
+            let wc = &*self.wc;
+            bindings::ib_create_ah_from_wc(
+                (*(*self.agent).qp).pd,
+                wc.wc,
+                wc.recv_buf.grh,
+                u32::from((*self.agent).port_num),
+            )
+        })?;
+        // SAFETY: As above; the lengths describe `rsp`, which has its header.
+        let buf = from_err_ptr(unsafe {
+            let wc = &*(*self.wc).wc;
+            bindings::ib_create_send_mad(
+                self.agent,
+                wc.src_qp,
+                wc.pkey_index,
+                0,
+                VENDOR_HDR_LEN as i32,
+                data_len,
+                bindings::GFP_KERNEL,
+                base_version,
+            )
+        });
+        let buf = match buf {
+            Ok(buf) => buf,
+            Err(e) => {
+                // SAFETY: `ah` is ours and unused; the handler runs in process context.
+                unsafe { destroy_ah(ah, Context::Process) };
+                return Err(e);
+            }
+        };
+        // SAFETY: `buf` is a fresh send buffer whose `mad` holds at least `rsp.len()` bytes
+        // (header plus data as asked); nothing else uses it yet.
+        let ret = unsafe {
+            core::ptr::copy_nonoverlapping(rsp.as_ptr(), (*buf).mad.cast::<u8>(), rsp.len());
+            (*buf).ah = ah;
+            to_result(bindings::ib_post_send_mad(buf, core::ptr::null_mut()))
+        };
+        if ret.is_err() {
+            // SAFETY: The post failed, so the MAD layer does not hold `buf`; `ah` is ours. The
+            // handler runs in process context.
+            unsafe { free_send(buf, Context::Process) };
+        }
+        ret
+    }
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The operations a provider gives its OPA VNIC netdevs.
+
+use super::{SkbMetadata, VnicNetdev};
+use crate::rdma::provider::{Device, Provider};
+use crate::{bindings, net::skbuff::SkBuff, prelude::*};
+
+/// The OPA VNIC netdevs of the provider `P`: the data the provider keeps for each (`Self`) and
+/// their operations, as hfi1's `vnic_main.c` has them. Every operation is required, so that a
+/// provider with VNIC netdevs cannot leave one out and lose traffic at run time.
+pub trait VnicOps<P: Provider>: Sized + Send + Sync + 'static {
+    /// Whether the devices can allocate `RDMA_NETDEV_OPA_VNIC` netdevs (false only for
+    /// [`NoVnic`]).
+    const SUPPORTED: bool = true;
+
+    /// Accepts a new VNIC netdev on `port` (checked to exist): the provider's data for it.
+    fn alloc(dev: &Device<P>, port: u32) -> Result<Self>;
+
+    /// The transmit queues of a new VNIC netdev on `port` (hfi1 gives one per SDMA engine);
+    /// taken between 1 and [`MAX_TX_QUEUES`](super::MAX_TX_QUEUES).
+    fn tx_queues(dev: &Device<P>, port: u32) -> u32;
+
+    /// `rn.set_id`: binds the netdev to a virtual Ethernet switch id, for receive.
+    fn set_id(nd: &VnicNetdev<P>, id: i32);
+
+    /// `ndo_open`.
+    fn open(nd: &VnicNetdev<P>) -> Result;
+
+    /// `ndo_stop`.
+    fn stop(nd: &VnicNetdev<P>);
+
+    /// `ndo_start_xmit`: `skb` starts with the metadata, then the 16B header and the frame.
+    /// The provider owns the buffer (frees or passes it on).
+    fn xmit(nd: &VnicNetdev<P>, skb: SkBuff);
+
+    /// `ndo_select_queue`, from the frame's metadata: a queue below
+    /// [`VnicOps::tx_queues`] (the stack caps a larger one, with a warning).
+    fn select_queue(nd: &VnicNetdev<P>, meta: &SkbMetadata) -> u16;
+
+    /// `ndo_get_stats64`: fills the whole `struct opa_vnic_stats`.
+    fn stats(nd: &VnicNetdev<P>, stats: &mut bindings::opa_vnic_stats);
+}
+
+/// The [`Provider::Vnic`] of a provider without OPA VNIC netdevs. [`VnicOps::alloc`] fails, so no
+/// netdev exists and no other operation is ever called (the type has no values); they answer
+/// as a device without the operation would.
+pub enum NoVnic {}
+
+impl<P: Provider> VnicOps<P> for NoVnic {
+    const SUPPORTED: bool = false;
+
+    fn alloc(_dev: &Device<P>, _port: u32) -> Result<Self> {
+        Err(EOPNOTSUPP)
+    }
+
+    fn tx_queues(_dev: &Device<P>, _port: u32) -> u32 {
+        1
+    }
+
+    fn set_id(_nd: &VnicNetdev<P>, _id: i32) {}
+
+    fn open(_nd: &VnicNetdev<P>) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    fn stop(_nd: &VnicNetdev<P>) {}
+
+    fn xmit(_nd: &VnicNetdev<P>, _skb: SkBuff) {}
+
+    fn select_queue(_nd: &VnicNetdev<P>, _meta: &SkbMetadata) -> u16 {
+        0
+    }
+
+    fn stats(_nd: &VnicNetdev<P>, _stats: &mut bindings::opa_vnic_stats) {}
+}
