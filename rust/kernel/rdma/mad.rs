@@ -14,14 +14,10 @@ mod recv;
 mod send;
 
 pub use recv::RecvMad;
-use send::{destroy_ah, free_send, Context};
+use send::{free_send, post_mad, Context, SendTo};
 
 use super::scope::DeviceScope;
-use crate::{
-    bindings,
-    error::{from_err_ptr, to_result},
-    prelude::*,
-};
+use crate::{bindings, error::from_err_ptr, prelude::*};
 use core::{ffi::c_void, ptr::NonNull};
 
 /// Length of the header of a vendor MAD (common header, RMPP header, OUI): the part of a
@@ -213,8 +209,6 @@ impl<H: MadHandler> Agent<H> {
     ///
     /// The address handle and the send buffer are freed when the send completes.
     pub fn send(&self, dest: &Dest, mad: &[u8]) -> Result {
-        let data_len = mad.len().checked_sub(VENDOR_HDR_LEN).ok_or(EINVAL)?;
-        let data_len = i32::try_from(data_len).map_err(|_| EINVAL)?;
         let base_version = *mad.first().ok_or(EINVAL)?;
         let agent = self.agent.as_ptr();
         // SAFETY: All-zero is a valid `rdma_ah_attr`, which the helpers then fill in.
@@ -229,39 +223,16 @@ impl<H: MadHandler> Agent<H> {
             bindings::rdma_ah_set_port_num(&mut attr, port);
             bindings::rdma_create_ah((*(*agent).qp).pd, &mut attr, 0)
         })?;
-        // SAFETY: As above; the lengths describe `mad`.
-        let buf = from_err_ptr(unsafe {
-            bindings::ib_create_send_mad(
-                agent,
-                dest.remote_qpn,
-                dest.pkey_index,
-                0,
-                VENDOR_HDR_LEN as i32,
-                data_len,
-                bindings::GFP_ATOMIC,
-                base_version,
-            )
-        });
-        let buf = match buf {
-            Ok(buf) => buf,
-            Err(e) => {
-                // SAFETY: `ah` is ours and unused; the context may be atomic.
-                unsafe { destroy_ah(ah, Context::Atomic) };
-                return Err(e);
-            }
+        let to = SendTo {
+            ah,
+            remote_qpn: dest.remote_qpn,
+            pkey_index: dest.pkey_index,
+            base_version,
+            context: Context::Atomic,
         };
-        // SAFETY: `buf` is a fresh send buffer whose `mad` holds `mad.len()` bytes.
-        let ret = unsafe {
-            core::ptr::copy_nonoverlapping(mad.as_ptr(), (*buf).mad.cast::<u8>(), mad.len());
-            (*buf).ah = ah;
-            to_result(bindings::ib_post_send_mad(buf, core::ptr::null_mut()))
-        };
-        if ret.is_err() {
-            // SAFETY: The post failed, so the MAD layer does not hold `buf`; `ah` is ours. The
-            // context may be atomic.
-            unsafe { free_send(buf, Context::Atomic) };
-        }
-        ret
+        // SAFETY: The agent is registered (type invariant) and its send handler frees with
+        // `free_send`; `ah` was just made on its PD; the context may be atomic, as said.
+        unsafe { post_mad(agent, to, mad) }
     }
 }
 

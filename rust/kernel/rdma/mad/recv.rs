@@ -2,13 +2,9 @@
 
 //! A received MAD, as its handler reads and answers it.
 
-use super::{destroy_ah, free_send, Context, IB_MAD_LEN, VENDOR_HDR_LEN};
+use super::{post_mad, Context, SendTo, IB_MAD_LEN, VENDOR_HDR_LEN};
 use crate::rdma::scope::DeviceScope;
-use crate::{
-    bindings,
-    error::{from_err_ptr, to_result},
-    prelude::*,
-};
+use crate::{bindings, error::from_err_ptr, prelude::*};
 
 /// A received MAD, while its handler runs.
 ///
@@ -103,8 +99,9 @@ impl RecvMad<'_> {
     ///
     /// The address handle and the send buffer are freed when the send completes.
     pub fn respond(&self, rsp: &[u8]) -> Result {
-        let data_len = rsp.len().checked_sub(VENDOR_HDR_LEN).ok_or(EINVAL)?;
-        let data_len = i32::try_from(data_len).map_err(|_| EINVAL)?;
+        if rsp.len() < VENDOR_HDR_LEN {
+            return Err(EINVAL);
+        }
         let base_version = if rsp.len() > IB_MAD_LEN {
             bindings::OPA_MGMT_BASE_VERSION as u8
         } else {
@@ -121,40 +118,17 @@ impl RecvMad<'_> {
                 u32::from((*self.agent).port_num),
             )
         })?;
-        // SAFETY: As above; the lengths describe `rsp`, which has its header.
-        let buf = from_err_ptr(unsafe {
-            let wc = &*(*self.wc).wc;
-            bindings::ib_create_send_mad(
-                self.agent,
-                wc.src_qp,
-                wc.pkey_index,
-                0,
-                VENDOR_HDR_LEN as i32,
-                data_len,
-                bindings::GFP_KERNEL,
-                base_version,
-            )
-        });
-        let buf = match buf {
-            Ok(buf) => buf,
-            Err(e) => {
-                // SAFETY: `ah` is ours and unused; the handler runs in process context.
-                unsafe { destroy_ah(ah, Context::Process) };
-                return Err(e);
-            }
+        // SAFETY: By the type invariant the completion is valid while the handler runs.
+        let wc = unsafe { &*(*self.wc).wc };
+        let to = SendTo {
+            ah,
+            remote_qpn: wc.src_qp,
+            pkey_index: wc.pkey_index,
+            base_version,
+            context: Context::Process,
         };
-        // SAFETY: `buf` is a fresh send buffer whose `mad` holds at least `rsp.len()` bytes
-        // (header plus data as asked); nothing else uses it yet.
-        let ret = unsafe {
-            core::ptr::copy_nonoverlapping(rsp.as_ptr(), (*buf).mad.cast::<u8>(), rsp.len());
-            (*buf).ah = ah;
-            to_result(bindings::ib_post_send_mad(buf, core::ptr::null_mut()))
-        };
-        if ret.is_err() {
-            // SAFETY: The post failed, so the MAD layer does not hold `buf`; `ah` is ours. The
-            // handler runs in process context.
-            unsafe { free_send(buf, Context::Process) };
-        }
-        ret
+        // SAFETY: The agent is registered and its send handler frees with `free_send`; `ah`
+        // was just made on its PD; the handler runs in process context.
+        unsafe { post_mad(self.agent, to, rsp) }
     }
 }

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Freeing what a MAD send used: its buffer and address handle, in the context it ends in.
+//! Posting a MAD, and freeing what its send used (its buffer and address handle) in the
+//! context it ends in.
 
-use crate::bindings;
+use super::VENDOR_HDR_LEN;
+use crate::{
+    bindings,
+    error::{from_err_ptr, to_result},
+    prelude::*,
+};
 
 /// Whether the caller of [`free_send`] or [`destroy_ah`] may sleep.
 #[derive(Clone, Copy)]
@@ -45,4 +51,78 @@ pub(super) unsafe fn free_send(buf: *mut bindings::ib_mad_send_buf, context: Con
     }
     // SAFETY: As the caller guarantees; `ib_free_send_mad` does not sleep.
     unsafe { bindings::ib_free_send_mad(buf) };
+}
+
+/// Where a MAD goes and how it is sent: [`post_mad`]'s arguments besides the MAD.
+pub(super) struct SendTo {
+    /// The address handle, which the send owns from then on.
+    pub(super) ah: *mut bindings::ib_ah,
+    pub(super) remote_qpn: u32,
+    pub(super) pkey_index: u16,
+    pub(super) base_version: u8,
+    /// The caller's context: whether allocating and freeing may sleep.
+    pub(super) context: Context,
+}
+
+/// Copies `mad` (vendor header and data) into a new send buffer of `agent` and posts it to
+/// `to`. The address handle and the buffer are freed when the send completes, or here if it
+/// cannot be posted.
+///
+/// # Safety
+///
+/// `agent` is a registered agent whose send handler frees completed sends with
+/// [`free_send`]; `to.ah` is an address handle of its PD that nothing else uses; if
+/// `to.context` is [`Context::Process`], the caller may sleep.
+pub(super) unsafe fn post_mad(
+    agent: *mut bindings::ib_mad_agent,
+    to: SendTo,
+    mad: &[u8],
+) -> Result {
+    let data_len = mad
+        .len()
+        .checked_sub(VENDOR_HDR_LEN)
+        .and_then(|n| i32::try_from(n).ok());
+    let Some(data_len) = data_len else {
+        // SAFETY: The caller gives the address handle to this function.
+        unsafe { destroy_ah(to.ah, to.context) };
+        return Err(EINVAL);
+    };
+    let gfp = match to.context {
+        Context::Process => bindings::GFP_KERNEL,
+        Context::Atomic => bindings::GFP_ATOMIC,
+    };
+    // SAFETY: The agent is registered (caller's guarantee); the lengths describe `mad`.
+    let buf = from_err_ptr(unsafe {
+        bindings::ib_create_send_mad(
+            agent,
+            to.remote_qpn,
+            to.pkey_index,
+            0,
+            VENDOR_HDR_LEN as i32,
+            data_len,
+            gfp,
+            to.base_version,
+        )
+    });
+    let buf = match buf {
+        Ok(buf) => buf,
+        Err(e) => {
+            // SAFETY: The address handle is ours and unused.
+            unsafe { destroy_ah(to.ah, to.context) };
+            return Err(e);
+        }
+    };
+    // SAFETY: `buf` is a fresh send buffer whose `mad` holds `mad.len()` bytes (header plus
+    // data, as asked); nothing else uses it yet.
+    unsafe {
+        core::ptr::copy_nonoverlapping(mad.as_ptr(), (*buf).mad.cast::<u8>(), mad.len());
+        (*buf).ah = to.ah;
+    }
+    // SAFETY: `buf` is complete; the MAD layer owns it if the post succeeds.
+    let ret = to_result(unsafe { bindings::ib_post_send_mad(buf, core::ptr::null_mut()) });
+    if ret.is_err() {
+        // SAFETY: The post failed, so the MAD layer does not hold `buf`; its `ah` is ours.
+        unsafe { free_send(buf, to.context) };
+    }
+    ret
 }
