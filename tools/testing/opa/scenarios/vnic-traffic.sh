@@ -158,6 +158,16 @@ run_with() {
 		must ip -n "$1" link set vl10 up
 		n=2
 	done
+	# Permanent neighbours: the stack's own ARP and neighbour discovery go
+	# out when its timers say (a delayed probe can land in any later step,
+	# more so on a slow kernel), which would make the steps differ between
+	# the drivers by timing alone. ARP frames have steps of their own.
+	for peer in "na $a 2 02:00:00:00:02:00" "nb $b 1 02:00:00:00:01:00"; do
+		set -- $peer
+		must ip -n "$1" neigh replace 10.11.0.$3 lladdr "$4" dev "$2" nud permanent
+		must ip -n "$1" neigh replace fd00::$3 lladdr "$4" dev "$2" nud permanent
+		must ip -n "$1" neigh replace 10.12.0.$3 lladdr "$4" dev vl10 nud permanent
+	done
 	# Let the stack's own reports (IGMP, MLD) go out before anything is
 	# measured.
 	sleep 4
