@@ -3,14 +3,12 @@
 //! The vports of a port as the VEMA agent changes them: [`VportBackend`] over the port's
 //! state, with the device the request arrived on.
 
-use crate::encap::TxInfo;
 use crate::mac_table::{merge, MacIndex};
 use crate::vema_agent::VportBackend;
 use crate::vema_port::{TrapSink, VemaPort};
-use crate::vport::{TxState, VportMacs, VportShared, VportUlp};
+use crate::vport::{VportMacs, VportShared, VportUlp};
 use crate::vport_stats::{self, VportId};
 use crate::wire::{
-    encap::flow_table,
     vema_counters::{ErrorCounters, SummaryCounters},
     vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX},
     vema_mac::{MacTable, MacTableEntry},
@@ -18,7 +16,6 @@ use crate::wire::{
 };
 use kernel::{
     net::rtnl::Rtnl,
-    new_irq_spinlock,
     prelude::*,
     rdma::{
         mad::Agent,
@@ -35,8 +32,7 @@ pub(crate) struct Vport {
     pub(crate) netdev: VnicNetdev<VportUlp>,
     /// The base MAC the EM set last, given to the interface.
     pub(crate) vema_mac: [u8; 6],
-    /// The MAC table, as transmit reads it from [`TxState::macs`]; the agent reads it here,
-    /// without the transmit lock.
+    /// The MAC table, as the agent last published it for transmit; the agent reads it here.
     pub(crate) macs: Option<Arc<VportMacs>>,
 }
 
@@ -74,28 +70,13 @@ impl Backend<'_> {
     fn vport_id(&self, v: &Vport) -> VportId {
         VportId {
             num: v.num,
-            vesw_id: v.shared.tx.lock().tx.info.vesw.vesw_id,
+            vesw_id: v.shared.state.lock().info.vesw.vesw_id,
             port: self.state.port,
         }
     }
 
     fn new_vport(&self, num: u8) -> Result<Vport> {
-        let shared = Arc::pin_init(
-            pin_init!(VportShared {
-                tx <- new_irq_spinlock!(TxState {
-                    tx: TxInfo {
-                        info: VeswPortInfo::adapter_pod(),
-                        flow_tbl: flow_table(0),
-                    },
-                    trap_window: None,
-                    trap_count: 0,
-                    umac_hash: 0,
-                    mmac_hash: 0,
-                    macs: None,
-                }),
-            }),
-            GFP_KERNEL,
-        )?;
+        let shared = VportShared::new()?;
         let agent = self.agent.ok_or(ENODEV)?.clone();
         let netdev = VnicNetdev::new(
             self.device,
@@ -161,7 +142,7 @@ impl VportBackend for Backend<'_> {
     fn vport_info(&self, vport: u8) -> VeswPortInfo {
         self.state
             .vport(vport)
-            .map(|v| v.shared.tx.lock().tx.info)
+            .map(|v| v.shared.state.lock().info)
             .unwrap_or_else(VeswPortInfo::vema_pod)
     }
 
@@ -173,11 +154,19 @@ impl VportBackend for Backend<'_> {
             return;
         };
         let now = {
-            let mut tx = v.shared.tx.lock();
-            tx.tx.info.apply_set(info);
-            tx.tx.flow_tbl = flow_table(tx.tx.info.vesw.def_port_mask);
-            tx.tx.info
+            let mut st = v.shared.state.lock();
+            st.info.apply_set(info);
+            st.info
         };
+        if let Err(e) = v.shared.publish(v.macs.clone()) {
+            // Transmit goes on with the configuration it had; the EM reads the new one and
+            // can set it again.
+            pr_err!(
+                "vport {}: new configuration not in effect for transmit: {:?}\n",
+                vport,
+                e
+            );
+        }
         let netdev = v.netdev.netdev();
         {
             // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
@@ -222,27 +211,27 @@ impl VportBackend for Backend<'_> {
         } else {
             Some(Arc::new(MacIndex::new(slots), GFP_KERNEL).map_err(|_| WireError::NoSpace)?)
         };
-        let old = {
-            let mut tx = v.shared.tx.lock();
-            tx.tx.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
-            core::mem::replace(&mut tx.macs, new.clone())
-        };
+        // Transmit first: on failure nothing has changed.
+        v.shared
+            .publish(new.clone())
+            .map_err(|_| WireError::NoSpace)?;
+        v.shared.state.lock().info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
         v.macs = new;
-        // The old table goes with its last reference, outside the lock.
-        drop(old);
         Ok(())
     }
 
     /// `opa_vnic_release_mac_tbl()`: no entries, digest 0.
     fn release_mac_table(&mut self, vport: u8) {
         if let Some(v) = self.state.vport_mut(vport) {
-            let old = {
-                let mut tx = v.shared.tx.lock();
-                tx.tx.info.vport.mac_tbl_digest = 0;
-                tx.macs.take()
-            };
+            if let Err(e) = v.shared.publish(None) {
+                pr_err!(
+                    "vport {}: MAC table still in use by transmit: {:?}\n",
+                    vport,
+                    e
+                );
+            }
+            v.shared.state.lock().info.vport.mac_tbl_digest = 0;
             v.macs = None;
-            drop(old);
         }
     }
 
@@ -252,7 +241,7 @@ impl VportBackend for Backend<'_> {
         let Some(v) = self.state.vport(vport) else {
             return 0;
         };
-        let info = v.shared.tx.lock().tx.info;
+        let info = v.shared.state.lock().info;
         let netdev = v.netdev.netdev();
         if mcast {
             netdev.with_addr_lists(|lists| lists.for_each(AddrList::Multicast, f));

@@ -4,12 +4,13 @@
 //! [`vema_agent::process`] under the port's lock, and keeps the port's virtual ports, each
 //! with its VNIC netdev.
 //!
-//! Locking: the port's [`Mutex`] serialises the agent (and so every change of configuration);
-//! what the data path reads per packet (configuration, flow table, MAC table) sits in each
-//! vport's [`IrqSpinLock`], taken briefly by the agent to publish a change and by transmit to
-//! read it. The netdev callbacks never take the port's mutex (the agent holds it while it
-//! takes RTNL to change the MAC and the MTU). A MAC table update builds the new table off the
-//! lock and only swaps a pointer under it.
+//! Locking: the port's [`Mutex`] serialises the agent (and so every change of configuration).
+//! What transmit reads per packet (configuration, flow table, MAC table) is one immutable
+//! snapshot per vport behind an RCU pointer: the agent builds a new one off any lock and
+//! publishes it whole, and transmit takes no lock. The rest of a vport's state (the info the
+//! EM reads, trap rate limiting) sits in the vport's [`IrqSpinLock`], which the netdev
+//! callbacks take too. The netdev callbacks never take the port's mutex (the agent holds it
+//! while it takes RTNL to change the MAC and the MTU).
 //!
 //! The vports themselves are in [`crate::vema_backend`] (what the agent changes) and
 //! [`crate::vport`] (what their netdevs do).

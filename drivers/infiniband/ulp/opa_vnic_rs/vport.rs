@@ -8,12 +8,12 @@ use crate::mac_table::{MacIndex, MacSlot};
 use crate::vema_port::VemaPort;
 use crate::vport_stats::ETHTOOL_STATS;
 use crate::wire::{
-    encap::{crc32_le, entropy_from_hash, frame_dmac, frame_vlan_tci},
+    encap::{crc32_le, entropy_from_hash, flow_table, frame_dmac, frame_vlan_tci},
     trap::{
         VemaTrapMad, VeswPortTrap, TRAP_ETH_LINK_STATUS_CHANGE, TRAP_IFACE_MCAST_MAC_CHANGE,
         TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
     },
-    vema_info::STATE_FORWARDING,
+    vema_info::{VeswPortInfo, STATE_FORWARDING},
 };
 use kernel::{
     c_str,
@@ -21,12 +21,16 @@ use kernel::{
         rtnl::Rtnl,
         skbuff::{SkBuffMut, SkBuffRef},
     },
+    new_irq_spinlock,
     prelude::*,
     rdma::{
         mad::{Agent, Dest},
         netdev::{AddrList, AddrLists, EthtoolStat, VnicNetdevRef, VnicUlp},
     },
-    sync::{Arc, IrqSpinLock},
+    sync::{
+        rcu::{Guard, Rcu},
+        Arc, IrqSpinLock,
+    },
     time::{ktime_ms_delta, Ktime},
 };
 
@@ -36,44 +40,103 @@ pub(crate) const TRAP_BURST_LIMIT: u32 = 4;
 /// The rate limiting window of a vport's traps: 4.096 us * 2^18 (`OPA_VNIC_TRAP_TIMEOUT`).
 pub(crate) const TRAP_WINDOW_MS: i64 = 1073;
 
-/// What transmit reads per packet.
-pub(crate) struct TxState {
+/// What transmit reads per packet, as one immutable snapshot: the configuration the
+/// encapsulation uses, the flow table and the MAC table. The agent publishes a new one whole
+/// whenever one of them changes ([`VportShared::publish`]); transmit reads it under RCU, with
+/// no lock.
+pub(crate) struct TxSnapshot {
     pub(crate) tx: TxInfo,
-    /// Trap rate limiting: when the window opened, and the traps sent in it since.
-    pub(crate) trap_window: Option<Ktime>,
-    pub(crate) trap_count: u32,
-    /// Checksums of the unicast and multicast lists at the last `set_rx_mode`.
-    pub(crate) umac_hash: u32,
-    pub(crate) mmac_hash: u32,
     /// The MAC table (`None`: empty), shared with the agent's [`Vport::macs`].
     pub(crate) macs: Option<Arc<VportMacs>>,
 }
 
-/// A vport's MAC table.
-pub(crate) type VportMacs = MacIndex<KVec<MacSlot>>;
-
-impl TxState {
+impl TxSnapshot {
     /// The DLID of the MAC table entry for `dmac` (0 if none), as `opa_vnic_chk_mac_tbl()`.
     fn lookup(&self, dmac: &[u8; 6]) -> u32 {
         self.macs.as_ref().map_or(0, |m| m.lookup(dmac))
     }
 }
 
+/// A vport's MAC table.
+pub(crate) type VportMacs = MacIndex<KVec<MacSlot>>;
+
+/// What the agent and the netdev callbacks change of a vport, under its lock (never on the
+/// transmit path).
+pub(crate) struct VportState {
+    /// The vport's info as the EM reads it: configuration, state, generation counts, digest.
+    pub(crate) info: VeswPortInfo,
+    /// Trap rate limiting: when the window opened, and the traps sent in it since.
+    pub(crate) trap_window: Option<Ktime>,
+    pub(crate) trap_count: u32,
+    /// Checksums of the unicast and multicast lists at the last `set_rx_mode`.
+    pub(crate) umac_hash: u32,
+    pub(crate) mmac_hash: u32,
+}
+
 /// What a vport's netdev callbacks share with the agent.
 #[pin_data]
 pub(crate) struct VportShared {
+    /// What transmit reads.
+    pub(crate) tx: Rcu<TxSnapshot>,
     #[pin]
-    pub(crate) tx: IrqSpinLock<TxState>,
+    pub(crate) state: IrqSpinLock<VportState>,
 }
 
 impl VportShared {
+    /// The shared part of a new vport: the adapter's power-on info, no MAC table.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        let info = VeswPortInfo::adapter_pod();
+        let tx = Rcu::new(KBox::new(
+            TxSnapshot {
+                tx: TxInfo {
+                    info,
+                    flow_tbl: flow_table(0),
+                },
+                macs: None,
+            },
+            GFP_KERNEL,
+        )?);
+        Arc::pin_init(
+            pin_init!(Self {
+                tx,
+                state <- new_irq_spinlock!(VportState {
+                    info,
+                    trap_window: None,
+                    trap_count: 0,
+                    umac_hash: 0,
+                    mmac_hash: 0,
+                }),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Publishes what transmit reads, from the current info and `macs`, and frees the
+    /// snapshot it replaces once no transmit can see it. Process context (it waits for an RCU
+    /// grace period); the caller serialises publishers (the agent holds the port's lock).
+    pub(crate) fn publish(&self, macs: Option<Arc<VportMacs>>) -> Result {
+        let info = self.state.lock().info;
+        let new = KBox::new(
+            TxSnapshot {
+                tx: TxInfo {
+                    info,
+                    flow_tbl: flow_table(info.vesw.def_port_mask),
+                },
+                macs,
+            },
+            GFP_KERNEL,
+        )?;
+        drop(self.tx.replace(new));
+        Ok(())
+    }
+
     /// Oper state and link status follow the configured state and the interface's; the
     /// netdev is dormant unless configured forwarding (`opa_vnic_update_state()`).
     pub(crate) fn update_state(&self, netdev: &VnicNetdevRef, up: bool) {
         let forwarding = {
-            let mut tx = self.tx.lock();
-            tx.tx.info.vport.update_state(up);
-            tx.tx.info.vport.config_state == STATE_FORWARDING
+            let mut st = self.state.lock();
+            st.info.vport.update_state(up);
+            st.info.vport.config_state == STATE_FORWARDING
         };
         netdev.set_dormant(!forwarding);
     }
@@ -105,7 +168,7 @@ impl VportUlp {
     /// guaranteed: a failure is logged, nothing more.
     fn report(&self, opcode: u8) {
         let info = {
-            let mut tx = self.shared.tx.lock();
+            let mut tx = self.shared.state.lock();
             let now = Ktime::ktime_get();
             // As `opa_vnic_vema_send_trap()`: every attempt in an open window counts, but only
             // a trap actually posted opens a window (below), so attempts that send nothing
@@ -120,7 +183,7 @@ impl VportUlp {
                 }
                 _ => tx.trap_count = 0,
             }
-            tx.tx.info
+            tx.info
         };
         let port = self.agent.port();
         let (dlid, sl, tid, pkey_index) = {
@@ -157,7 +220,7 @@ impl VportUlp {
         match self.agent.send(&dest, &mad) {
             Ok(()) => {
                 // The first trap posted outside a window opens one.
-                let mut tx = self.shared.tx.lock();
+                let mut tx = self.shared.state.lock();
                 if tx.trap_count == 0 {
                     tx.trap_window = Some(Ktime::ktime_get());
                 }
@@ -188,8 +251,9 @@ impl VnicUlp for VportUlp {
     }
 
     fn encap(&self, skb: &mut SkBuffMut) -> Result {
-        let tx = self.shared.tx.lock();
-        encap_skb(&tx.tx, |mac| tx.lookup(mac), skb)
+        let guard = Guard::new();
+        let snap = self.shared.tx.read(&guard);
+        encap_skb(&snap.tx, |mac| snap.lookup(mac), skb)
     }
 
     fn vl_entropy(&self, skb: &SkBuffRef) -> (u8, u8) {
@@ -199,14 +263,22 @@ impl VnicUlp for VportUlp {
             return (0, entropy);
         };
         let tci = frame_vlan_tci(frame);
-        let vl = self.shared.tx.lock().tx.info.vport.select_vl(&dmac, tci);
+        let guard = Guard::new();
+        let vl = self
+            .shared
+            .tx
+            .read(&guard)
+            .tx
+            .info
+            .vport
+            .select_vl(&dmac, tci);
         (vl, entropy)
     }
 
     fn mac_changed(&self, _rtnl: &Rtnl, _netdev: &VnicNetdevRef) {
         {
-            let mut tx = self.shared.tx.lock();
-            let count = &mut tx.tx.info.vport.uc_macs_gen_count;
+            let mut st = self.shared.state.lock();
+            let count = &mut st.info.vport.uc_macs_gen_count;
             *count = count.wrapping_add(1);
         }
         self.report(TRAP_IFACE_UCAST_MAC_CHANGE);
@@ -218,8 +290,8 @@ impl VnicUlp for VportUlp {
         let uc = list_crc(lists, AddrList::Unicast);
         let mc = list_crc(lists, AddrList::Multicast);
         let (uc_changed, mc_changed) = {
-            let mut tx = self.shared.tx.lock();
-            let vport = &mut tx.tx.info.vport;
+            let mut tx = self.shared.state.lock();
+            let vport = &mut tx.info.vport;
             vport.uc_macs_gen_count = vport.uc_macs_gen_count.wrapping_add(1);
             vport.mc_macs_gen_count = vport.mc_macs_gen_count.wrapping_add(1);
             let changed = (uc != tx.umac_hash, mc != tx.mmac_hash);
