@@ -103,6 +103,11 @@ void rust_helper_netdev_add_priv_flags(struct net_device *dev, unsigned long lon
 	dev->priv_flags |= flags;
 }
 
+void rust_helper_netdev_clear_priv_flags(struct net_device *dev, unsigned long long flags)
+{
+	dev->priv_flags &= ~flags;
+}
+
 void rust_helper_netif_addr_lock_bh(struct net_device *dev)
 {
 	netif_addr_lock_bh(dev);

@@ -160,6 +160,13 @@ impl<T: VnicUlp> VnicNetdev<T> {
                 raw,
                 bindings::netdev_priv_flags_IFF_LIVE_ADDR_CHANGE.into(),
             );
+            // The ULP writes its header into every frame (`SkBuffMut`): a sender that hands
+            // the same skb over and over (pktgen with `clone_skb`) must not be allowed, or the
+            // frame would carry the previous header. `ether_setup` allowed it.
+            bindings::netdev_clear_priv_flags(
+                raw,
+                bindings::netdev_priv_flags_IFF_TX_SKB_SHARING.into(),
+            );
             (*raw).hard_header_len += SKB_HEADROOM as u16;
             (*raw).dev.parent = (*device.as_raw()).__bindgen_anon_1.dev.parent;
             to_result(bindings::register_netdev(raw))

@@ -78,7 +78,8 @@ impl<T: VnicUlp> VnicNetdev<T> {
         let Some(skb) = NonNull::new(skb) else {
             return bindings::netdev_tx_NETDEV_TX_OK;
         };
-        // SAFETY: The stack hands the skb over to the driver.
+        // SAFETY: The stack hands the skb over to the driver, and no one else holds it: the
+        // netdev does not allow shared skbs (`IFF_TX_SKB_SHARING` is cleared in `new`).
         let skb = unsafe { SkBuff::from_raw(skb) };
         // Pad to the minimum Ethernet frame, as the C driver does, and make the head the
         // frame's own, with room for the ULP's header (a failure frees the skb). A frame
