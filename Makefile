@@ -28,8 +28,9 @@ help:
 	@echo '  make fuzz       run every wire-format fuzz target (FUZZ_SECONDS, FUZZ_RUNS),'
 	@echo '                  then a long differential VEMA campaign, C opa_vnic against'
 	@echo '                  opa_vnic_rs (VEMA_FUZZ_SEEDS, VEMA_FUZZ_COUNT; FUZZ_VEMA=0: none)'
-	@echo '  make bench      benchmarks: wire-format encode and decode; VNIC packets'
-	@echo '                  per second, opa_vnic_rs against the C opa_vnic'
+	@echo '  make bench      benchmarks: wire-format encode and decode (host); VNIC'
+	@echo '                  packets per second from pktgen in a guest, opa_vnic_rs'
+	@echo '                  against the C opa_vnic, interleaved (BENCH_ROUNDS, BENCH_SECS)'
 	@echo '  make clean      remove build/ and tools/opa/target'
 	@echo '  make distclean  clean, and remove the kernel cache too'
 	@echo
@@ -63,7 +64,7 @@ fuzz: deps
 
 bench: deps
 	@scripts/opa/bench-wire
-	@echo "VNIC packets per second through opasim (QEMU TCG):"
+	@echo "VNIC packets per second from pktgen through opasim (QEMU guest):"
 	@scripts/opa/bench-vnic
 
 clean:
