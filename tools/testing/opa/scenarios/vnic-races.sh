@@ -64,41 +64,39 @@ more() {
 	[ "$3" -lt $N ] || [ ! -e "/tmp/$2.reached" ]
 }
 
-# em_set_loop NAME OTHER VPI_A VPI_B: Sets of VESW port info of vport 0 of
-# LID 2, alternating A and B, ten per vema-sets run (a vnic-em run per Set
-# would make this side far slower than the other); a Set fails when it is
-# not answered with status 0. What the failed runs said goes to
+# run_loop NAME OTHER CMD...: runs CMD (ten operations a run) for as long
+# as "more" says, counting the operations in /tmp/NAME.runs and those of the
+# failed runs in /tmp/NAME.bad; what the failed runs said goes to
 # /tmp/NAME.err.
-em_set_loop() {
-	local i=0 bad=0 out
-	while more "$1" "$2" $i; do
-		if ! out=$(/opa/vema-sets -d umad0 --dlid 2 --attr 0x0011 --mod 0 --count 10 \
-			"$3" "$4" 2>&1); then
+run_loop() {
+	local name=$1 other=$2 i=0 bad=0 out
+	shift 2
+	while more "$name" "$other" $i; do
+		if ! out=$("$@" 2>&1); then
 			bad=$((bad + 10))
-			echo "$out" >>"/tmp/$1.err"
+			echo "$out" >>"/tmp/$name.err"
 		fi
 		i=$((i + 10))
 	done
-	echo $i >"/tmp/$1.runs"
-	echo $bad >"/tmp/$1.bad"
+	echo $i >"/tmp/$name.runs"
+	echo $bad >"/tmp/$name.bad"
 }
 
-# ip_loop NAME OTHER ARGS_A ARGS_B: "ip link set dev $b" alternating the two
-# argument lists, ten per ip run (ip -batch).
-ip_loop() {
-	local i=0 bad=0 out
-	while more "$1" "$2" $i; do
-		if ! out=$(for k in 1 2 3 4 5; do
-			echo "link set dev $b $3"
-			echo "link set dev $b $4"
-		done | ip -batch - 2>&1); then
-			bad=$((bad + 10))
-			echo "$out" >>"/tmp/$1.err"
-		fi
-		i=$((i + 10))
-	done
-	echo $i >"/tmp/$1.runs"
-	echo $bad >"/tmp/$1.bad"
+# em_sets VPI_A VPI_B: ten Sets of VESW port info of vport 0 of LID 2,
+# alternating A and B, from one vema-sets run (a vnic-em run per Set would
+# make this side far slower than the other); fails unless every Set is
+# answered with status 0.
+em_sets() {
+	/opa/vema-sets -d umad0 --dlid 2 --attr 0x0011 --mod 0 --count 10 "$1" "$2"
+}
+
+# ip_links ARGS_A ARGS_B: ten "ip link set dev $b", alternating the two
+# argument lists, from one ip run (ip -batch).
+ip_links() {
+	for k in 1 2 3 4 5; do
+		echo "link set dev $b $1"
+		echo "link set dev $b $2"
+	done | ip -batch -
 }
 
 # race WHAT EM_VPI_A EM_VPI_B IP_ARGS_A IP_ARGS_B: both loops at once, on
@@ -113,9 +111,9 @@ race() {
 	cons=$(cut -f1 /proc/sys/kernel/printk)
 	echo 1 >/proc/sys/kernel/printk
 	t0=$(date +%s)
-	em_set_loop em ip "$2" "$3" &
+	run_loop em ip em_sets "$2" "$3" &
 	em=$!
-	ip_loop ip em "$4" "$5" &
+	run_loop ip em ip_links "$4" "$5" &
 	ipl=$!
 	wait_limit $em $LOOP_LIMIT "$drv: EM Set loop" || fail "$drv: EM Set loop exited non-zero"
 	wait_limit $ipl $LOOP_LIMIT "$drv: ip link loop" || fail "$drv: ip link loop exited non-zero"
