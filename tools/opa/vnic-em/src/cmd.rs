@@ -151,7 +151,8 @@ struct StepJson<'a> {
 }
 
 impl Step {
-    fn name(&self) -> String {
+    /// The node port, vport and vesw, for people: `LID 0x0002 vport 0 [vesw 1 red]`.
+    pub fn name(&self) -> String {
         let mut s = format!("LID {:#06x}", self.lid);
         if let Some(v) = self.vport {
             s.push_str(&format!(" vport {v}"));
@@ -246,18 +247,35 @@ impl Step {
     }
 }
 
+/// The node port LIDs of a config, each once, in config order.
+pub fn config_lids(cfg: &Config) -> Vec<u16> {
+    let mut lids: Vec<u16> = Vec::new();
+    for p in &cfg.vports {
+        if !lids.contains(&p.lid) {
+            lids.push(p.lid);
+        }
+    }
+    lids
+}
+
 /// Reads the fabric and computes the Sets that make it match `cfg`.
 pub fn make_plan<F: Fabric>(client: &mut Client<F>, cfg: &Config, full_tables: bool) -> Plan {
+    make_plan_lids(client, cfg, &config_lids(cfg), full_tables)
+}
+
+/// Like [`make_plan`], for the node ports `lids` of the config only (the
+/// MAC tables are still those of the whole config): `watch` checks one
+/// node port at a time.
+pub fn make_plan_lids<F: Fabric>(
+    client: &mut Client<F>,
+    cfg: &Config,
+    lids: &[u16],
+    full_tables: bool,
+) -> Plan {
     let want = desired(cfg);
     let trap_lid = cfg.em.trap_lid.unwrap_or_else(|| client.local_lid());
     let mut plan = Plan::default();
-    let mut lids: Vec<u16> = Vec::new();
-    for d in &want {
-        if !lids.contains(&d.lid) {
-            lids.push(d.lid);
-        }
-    }
-    for lid in lids {
+    for &lid in lids {
         match client.get_class_port_info(lid) {
             Ok(cpi) => {
                 if let Some(n) = class_port_info_update(&cpi, trap_lid, cfg.em.trap_sl) {
@@ -379,6 +397,47 @@ fn run_step<F: Fabric>(client: &mut Client<F>, step: &Step) -> Result<(), EmErro
     Ok(())
 }
 
+/// What sending the Sets of a plan came to.
+#[derive(Debug, Default)]
+pub struct Sent {
+    /// Per step: "ok", "failed" or "skipped".
+    pub statuses: Vec<&'static str>,
+    /// Sets that were applied.
+    pub applied: usize,
+    /// Why Sets failed, in order.
+    pub failed: Vec<EmError>,
+}
+
+/// Sends the Sets of a plan in order. A failed Set skips the rest of its
+/// vport (they build on it: a MAC table Set on a vport that was not
+/// created fails too); other vports go on. `apply` and `watch` both send
+/// their Sets here.
+pub fn send_steps<F: Fabric>(client: &mut Client<F>, steps: &[Step]) -> Sent {
+    let mut sent = Sent {
+        statuses: vec!["pending"; steps.len()],
+        ..Sent::default()
+    };
+    let mut broken: Vec<(u16, Option<u8>)> = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        if broken.contains(&(s.lid, s.vport)) {
+            sent.statuses[i] = "skipped";
+            continue;
+        }
+        match run_step(client, s) {
+            Ok(()) => {
+                sent.applied += 1;
+                sent.statuses[i] = "ok";
+            }
+            Err(e) => {
+                sent.statuses[i] = "failed";
+                broken.push((s.lid, s.vport));
+                sent.failed.push(e);
+            }
+        }
+    }
+    sent
+}
+
 /// `vnic-em apply`: plan, print, and (unless a dry run) send the Sets.
 pub fn apply<F: Fabric>(
     client: &mut Client<F>,
@@ -411,25 +470,13 @@ pub fn apply<F: Fabric>(
         }
     }
     if !dry {
-        let mut broken: Vec<(u16, Option<u8>)> = Vec::new();
-        for (i, s) in plan.steps.iter().enumerate() {
-            if broken.contains(&(s.lid, s.vport)) {
-                statuses[i] = "skipped";
-                continue;
-            }
-            match run_step(client, s) {
-                Ok(()) => {
-                    applied += 1;
-                    statuses[i] = "ok";
-                }
-                Err(e) => {
-                    report_err(io, &e);
-                    statuses[i] = "failed";
-                    broken.push((s.lid, s.vport));
-                    failed.push(e);
-                }
-            }
+        let sent = send_steps(client, &plan.steps);
+        for e in &sent.failed {
+            report_err(io, e);
         }
+        statuses = sent.statuses;
+        applied = sent.applied;
+        failed = sent.failed;
     }
     let total = plan.steps.len();
     if opts.json {
