@@ -427,13 +427,14 @@ fn load(path: &str, err: &mut dyn Write) -> Result<Config, u8> {
     })
 }
 
-fn open(g: &Global, err: &mut dyn Write) -> Result<Client<Umad>, u8> {
+/// Opens the EM's port; `traps`: listen for traps too (see [`Umad::open`]).
+fn open(g: &Global, err: &mut dyn Write, traps: bool) -> Result<Client<Umad>, u8> {
     let sel = PortSelect {
         umad: g.umad.clone(),
         hca: g.hca.clone(),
         port: g.port,
     };
-    let umad = Umad::open(&g.sysroot, &sel).map_err(|e| {
+    let umad = Umad::open(&g.sysroot, &sel, traps).map_err(|e| {
         let _ = writeln!(err, "vnic-em: {e}");
         EXIT_DEVICE
     })?;
@@ -469,7 +470,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             json,
         } => {
             let cfg = load(&file, io.err)?;
-            let mut client = open(g, io.err)?;
+            let mut client = open(g, io.err, false)?;
             let opts = ApplyOpts {
                 dry_run,
                 check,
@@ -492,7 +493,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 vports: sel.vport,
                 scan: sel.scan,
             };
-            let mut client = open(g, io.err)?;
+            let mut client = open(g, io.err, false)?;
             cmd::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
         }
         Command::Counters { sel, json } => {
@@ -505,7 +506,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 vports: sel.vport,
                 scan: sel.scan,
             };
-            let mut client = open(g, io.err)?;
+            let mut client = open(g, io.err, false)?;
             cmd::counters(&mut client, cfg.as_ref(), &s, json, io)
         }
         Command::Traps {
@@ -533,7 +534,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 }
                 None => None,
             };
-            let mut client = open(g, io.err)?;
+            let mut client = open(g, io.err, true)?;
             let opts = TrapOpts {
                 arm,
                 trap_sl,
@@ -577,7 +578,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 let _ = writeln!(io.err, "vnic-em: set: at most 16 unknown unicast DLIDs");
                 return Err(EXIT_USAGE);
             }
-            let mut client = open(g, io.err)?;
+            let mut client = open(g, io.err, false)?;
             cmd::set(&mut client, &opts, io)
         }
         Command::Raw {
@@ -596,7 +597,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 data: data.0,
                 len,
             };
-            let mut client = open(g, io.err)?;
+            let mut client = open(g, io.err, false)?;
             cmd::raw(&mut client, &req, io)
         }
     })

@@ -4,8 +4,8 @@
 //! (`/dev/infiniband/umadN`, `include/uapi/rdma/ib_user_mad.h`).
 //!
 //! The EM opens the umad device of its own port, registers one GSI agent
-//! for the Intel EMA class (OPA class version, Intel OUI, method Trap so
-//! that traps reach it), and sends OPA MADs of the size the caller gives:
+//! for the Intel EMA class (OPA class version, Intel OUI; method Trap too
+//! when it listens for traps, so that they reach it), and sends OPA MADs of the size the caller gives:
 //! whole 2048-byte ones, or trimmed to their attribute as opa-fm sends
 //! them (the kernel sends an OPA MAD at the size it is written). Reads
 //! return answers at the size they came. Responses are
@@ -310,8 +310,11 @@ pub struct Umad {
 
 impl Umad {
     /// Opens the selected port's umad device under `root` and registers
-    /// the EMA agent.
-    pub fn open(root: &Path, sel: &PortSelect) -> Result<Self, FabricError> {
+    /// the EMA agent; with `traps`, for method Trap too, so that the
+    /// traps sent to the port reach it. Only one agent of a port may have
+    /// a method: the EM that listens for traps (`traps`, `watch`) takes
+    /// it, and other commands run beside it.
+    pub fn open(root: &Path, sel: &PortSelect, traps: bool) -> Result<Self, FabricError> {
         let ports = list_ports(root)?;
         let port = select_port(&ports, sel)?;
         if port.lid == 0 {
@@ -331,7 +334,7 @@ impl Umad {
             qpn: 1,
             mgmt_class: OPA_MGMT_CLASS_INTEL_EMA,
             mgmt_class_version: OPA_EMA_CLASS_VERSION,
-            method_mask: [1u64 << METHOD_TRAP, 0],
+            method_mask: [if traps { 1u64 << METHOD_TRAP } else { 0 }, 0],
             oui: (u32::from(INTEL_OUI[0]) << 16)
                 | (u32::from(INTEL_OUI[1]) << 8)
                 | u32::from(INTEL_OUI[2]),
@@ -551,7 +554,9 @@ mod tests {
         // The node is a plain file here: open works, the ioctl does not.
         fs::create_dir_all(root.join("dev/infiniband")).unwrap();
         fs::write(root.join("dev/infiniband/umad2"), b"").unwrap();
-        let e = Umad::open(&root, &PortSelect::default()).err().unwrap();
+        let e = Umad::open(&root, &PortSelect::default(), false)
+            .err()
+            .unwrap();
         assert!(
             e.to_string().contains("cannot register the EMA agent"),
             "{e}"
@@ -560,7 +565,7 @@ mod tests {
             umad: Some("umad0".into()),
             ..Default::default()
         };
-        let e = Umad::open(&root, &sel).err().unwrap();
+        let e = Umad::open(&root, &sel, false).err().unwrap();
         assert!(e.to_string().contains("has no LID"), "{e}");
         let _ = fs::remove_dir_all(&root);
     }
