@@ -222,6 +222,19 @@ impl FakeFabric {
         self.log.iter().filter(|r| r.method == method).count()
     }
 
+    /// `rmmod` and `modprobe` of the VNIC driver on node port `lid` (or
+    /// a reboot of its node): the agent comes back with no vport and a
+    /// zero ClassPortInfo, so it sends no trap until an EM sets it.
+    /// Returns whether the node port exists.
+    pub fn reload_driver(&mut self, lid: u16) -> bool {
+        let Some(a) = self.agents.get_mut(&lid) else {
+            return false;
+        };
+        a.class_port_info = ClassPortInfo::ZERO;
+        a.vports.clear();
+        true
+    }
+
     /// `ip link set dev vnicX address MAC`: `opa_vnic_set_mac_addr()`.
     /// Returns whether the vport exists.
     pub fn ip_link_set_address(&mut self, lid: u16, vport: u8, mac: [u8; ETH_ALEN]) -> bool {

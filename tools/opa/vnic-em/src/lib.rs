@@ -23,5 +23,7 @@ pub mod fake;
 pub mod mac;
 pub mod mad;
 pub mod plan;
+pub mod repair;
 pub mod umad;
 pub mod view;
+pub mod watch;

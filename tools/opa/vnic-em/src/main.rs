@@ -8,10 +8,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use opa_wire::mad::{IB_MGMT_MAD_HDR, OPA_MGMT_MAD_SIZE};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::flag;
 
 use vnic_em::client::{Client, Policy};
 use vnic_em::cmd::{
@@ -24,14 +28,17 @@ use vnic_em::config::{
 use vnic_em::mac::Mac;
 use vnic_em::mad::MadSize;
 use vnic_em::umad::{PortSelect, Umad};
+use vnic_em::watch::{self, WatchOpts};
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  success (apply: the fabric matches the config)
+  0  success (apply: the fabric matches the config; watch: stopped by
+     SIGTERM or SIGINT)
   1  usage or config error; nothing was sent
   2  fabric error (timeout, MAD status, bad response); nothing was changed
   3  partial apply: some Sets were applied before an error
   4  local error: no umad device, or it cannot be opened or registered
+     (watch: or it fails while watching)
   5  apply --check: the fabric differs from the config";
 
 /// Ethernet Manager for Omni-Path VNIC: configures virtual Ethernet
@@ -166,6 +173,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Keep the fabric as a config says, as a service: check every node
+    /// port at start, at each poll and after traps, and re-apply what
+    /// differs (a node rebooted, a driver reloaded), one line per vport;
+    /// until SIGTERM or SIGINT
+    #[command(after_help = EXIT_CODES)]
+    Watch {
+        /// The fabric config (TOML)
+        #[arg(short = 'c', long, value_name = "FILE")]
+        config: String,
+        /// Seconds between two polls of every node port
+        #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_interval)]
+        interval: Duration,
+        /// Read MAC tables even when their digest matches the config
+        #[arg(long)]
+        full_tables: bool,
+    },
     /// One-off changes to one vport (or to a node port's trap settings)
     #[command(after_help = EXIT_CODES)]
     Set(SetArgs),
@@ -230,6 +253,13 @@ fn parse_mad_len(s: &str) -> Result<usize, String> {
         _ => Err(format!(
             "a MAD of {s} bytes: it must hold the {lo}-byte MAD header and fit in {hi} bytes"
         )),
+    }
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && (0.1..=86400.0).contains(&t) => Ok(Duration::from_secs_f64(t)),
+        _ => Err(format!("{s:?}: give seconds, from 0.1 to 86400")),
     }
 }
 
@@ -449,6 +479,22 @@ fn open(g: &Global, err: &mut dyn Write, traps: bool) -> Result<Client<Umad>, u8
     Ok(Client::new(umad, policy))
 }
 
+/// A flag that SIGTERM and SIGINT set, for `watch` to stop between two
+/// checks; a second signal ends the process at once, for a `watch` stuck
+/// on a slow fabric.
+fn stop_on_signals(err: &mut dyn Write) -> Result<Arc<AtomicBool>, u8> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGTERM, SIGINT] {
+        let r = flag::register_conditional_shutdown(sig, 1, Arc::clone(&stop))
+            .and_then(|_| flag::register(sig, Arc::clone(&stop)));
+        if let Err(e) = r {
+            let _ = writeln!(err, "vnic-em: watch: cannot handle signal {sig}: {e}");
+            return Err(EXIT_DEVICE);
+        }
+    }
+    Ok(stop)
+}
+
 fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
     let g = &cli.global;
     Ok(match cli.command {
@@ -543,6 +589,21 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 json,
             };
             cmd::traps(&mut client, &opts, io)
+        }
+        Command::Watch {
+            config,
+            interval,
+            full_tables,
+        } => {
+            let cfg = load(&config, io.err)?;
+            let stop = stop_on_signals(io.err)?;
+            let mut client = open(g, io.err, true)?;
+            let opts = WatchOpts {
+                interval,
+                full_tables,
+                ..WatchOpts::default()
+            };
+            watch::watch(&mut client, &cfg, &opts, &stop, io)
         }
         Command::Set(a) => {
             let opts = SetOpts {

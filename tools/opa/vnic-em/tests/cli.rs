@@ -35,7 +35,9 @@ fn help_lists_exit_codes() {
     let s = text(&o.stdout);
     assert!(s.contains("Exit codes:"), "{s}");
     assert!(s.contains("3  partial apply"), "{s}");
-    for cmd in ["apply", "show", "counters", "traps", "set", "validate"] {
+    for cmd in [
+        "apply", "show", "counters", "traps", "watch", "set", "validate",
+    ] {
         let o = vnic_em(&[cmd, "--help"]);
         assert_eq!(o.status.code(), Some(0), "{cmd}");
         assert!(text(&o.stdout).contains("Exit codes:"), "{cmd}");
@@ -106,6 +108,9 @@ fn usage_errors_exit_1() {
         &["set", "--lid", "2", "--vport", "0", "--enable", "--disable"][..],
         &["traps", "--timeout", "-1"][..],
         &["apply"][..],
+        &["watch"][..],
+        &["watch", "-c", "x.toml", "--interval", "0"][..],
+        &["watch", "-c", "x.toml", "--interval", "soon"][..],
     ] {
         let o = vnic_em(args);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
@@ -137,9 +142,12 @@ fn config_errors_have_line_numbers_and_nothing_is_sent() {
         e.contains(&format!("{path}:8:8: error: vesw 3 is not defined")),
         "{e}"
     );
-    // apply checks the file before it looks for a device.
+    // apply and watch check the file before they look for a device.
     let o = vnic_em(&["apply", path, "--sysroot", "/nonexistent"]);
     assert_eq!(o.status.code(), Some(1));
+    let o = vnic_em(&["watch", "-c", path, "--sysroot", "/nonexistent"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("error: vesw 3 is not defined"));
     let o = vnic_em(&["validate", "/nonexistent/x.toml"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("cannot read"));
@@ -166,6 +174,7 @@ fn no_device_exits_4() {
             r,
         ][..],
         &["apply", sample().to_str().unwrap(), "--sysroot", r][..],
+        &["watch", "-c", sample().to_str().unwrap(), "--sysroot", r][..],
         &[
             "--mad-size",
             "trimmed",

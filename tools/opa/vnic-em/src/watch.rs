@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `vnic-em watch`: the EM as a service. It keeps the fabric configured as
+//! the config says, for as long as it runs.
+//!
+//! A node that reboots, or whose VNIC driver is reloaded, comes back with
+//! no vport and a zero ClassPortInfo: no trap LID, so it sends no trap
+//! that would tell the EM. So `watch` polls: every interval it reads each
+//! node port of the config (what `apply` reads) and re-applies, with the
+//! Sets of `apply`, whatever differs ([`crate::repair`]). Traps (link and
+//! MAC list changes, which reach the EM once a node port's trap LID points
+//! at it) make it check their node port at once rather than at the next
+//! poll. Each re-applied vport is one line on `out`; a node port that
+//! cannot be read is one line on `err` when it stops answering and one on
+//! `out` when it answers again, not one per poll.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::client::{Client, EmError};
+use crate::cmd::{config_lids, make_plan_lids, send_steps, Io, EXIT_DEVICE, EXIT_OK};
+use crate::config::Config;
+use crate::fabric::Fabric;
+use crate::repair::repairs;
+use crate::view::{trap_text, trap_view};
+
+/// The longest a wait for traps lasts before the stop flag is looked at
+/// again: a signal does not cut a umad wait short.
+const STOP_POLL: Duration = Duration::from_millis(250);
+
+/// Options of `watch`.
+#[derive(Debug, Clone)]
+pub struct WatchOpts {
+    /// Time from the end of one poll of every node port to the next.
+    pub interval: Duration,
+    /// After a trap, how long to gather more before checking: a driver
+    /// sends up to four per vport in 0.9 s, and one check covers them.
+    pub settle: Duration,
+    /// Read MAC tables even when their digest matches the config.
+    pub full_tables: bool,
+    /// Stop after this many checks (a test aid; the command line never
+    /// sets it).
+    pub max_checks: Option<u32>,
+}
+
+impl Default for WatchOpts {
+    fn default() -> Self {
+        WatchOpts {
+            interval: Duration::from_secs(10),
+            settle: Duration::from_millis(500),
+            full_tables: false,
+            max_checks: None,
+        }
+    }
+}
+
+/// What started a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// The first check, when `watch` starts.
+    Start,
+    /// The periodic poll.
+    Poll,
+    /// A trap from the node port.
+    Trap,
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Cause::Start => "found at start",
+            Cause::Poll => "found by poll",
+            Cause::Trap => "found after a trap",
+        })
+    }
+}
+
+/// What one check did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Vports (or, `None`, node port trap LIDs) re-applied in full.
+    pub repaired: Vec<(u16, Option<u8>)>,
+    /// Those whose re-apply failed.
+    pub failed: Vec<(u16, Option<u8>)>,
+    /// Node ports that could not be read.
+    pub unreadable: Vec<u16>,
+}
+
+/// The state `watch` keeps between checks.
+pub struct Watcher<'c> {
+    cfg: &'c Config,
+    full_tables: bool,
+    /// The last read error of each node port that does not answer: it is
+    /// logged when it starts, not at every poll.
+    unreadable: BTreeMap<u16, String>,
+}
+
+impl<'c> Watcher<'c> {
+    /// A watcher of `cfg`.
+    pub fn new(cfg: &'c Config, full_tables: bool) -> Self {
+        Watcher {
+            cfg,
+            full_tables,
+            unreadable: BTreeMap::new(),
+        }
+    }
+
+    /// Reads the node ports `lids` one by one and re-applies the config
+    /// where it differs, logging each repair. Stops early when `stop` is
+    /// set. Fails only when the transport does: the fabric's own errors
+    /// are logged and the node port is tried again next time.
+    pub fn check<F: Fabric>(
+        &mut self,
+        client: &mut Client<F>,
+        lids: &[u16],
+        cause: Cause,
+        stop: &AtomicBool,
+        io: &mut Io<'_>,
+    ) -> Result<Checked, EmError> {
+        let mut done = Checked::default();
+        for &lid in lids {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let mut plan = make_plan_lids(client, self.cfg, &[lid], self.full_tables);
+            if let Some(i) = plan
+                .errors
+                .iter()
+                .position(|e| matches!(e, EmError::Transport(_)))
+            {
+                return Err(plan.errors.swap_remove(i));
+            }
+            self.note_reads(lid, &plan.errors, cause, io);
+            if !plan.errors.is_empty() {
+                done.unreadable.push(lid);
+            }
+            for r in repairs(&plan.steps) {
+                let mut sent = send_steps(client, &r.steps);
+                if let Some(i) = sent
+                    .failed
+                    .iter()
+                    .position(|e| matches!(e, EmError::Transport(_)))
+                {
+                    return Err(sent.failed.swap_remove(i));
+                }
+                let n = r.steps.len();
+                let who = (r.lid, r.vport);
+                let _ = match sent.failed.first() {
+                    None => {
+                        done.repaired.push(who);
+                        writeln!(
+                            io.out,
+                            "{}: {}, {cause}: re-applied {n} Set(s)",
+                            r.name(),
+                            r.why()
+                        )
+                    }
+                    Some(e) => {
+                        done.failed.push(who);
+                        writeln!(
+                            io.out,
+                            "{}: {}, {cause}: re-apply failed after {} of {n} Set(s): {e}",
+                            r.name(),
+                            r.why(),
+                            sent.applied
+                        )
+                    }
+                };
+                let _ = io.out.flush();
+            }
+        }
+        Ok(done)
+    }
+
+    /// Logs a node port that stops answering, or answers again.
+    fn note_reads(&mut self, lid: u16, errors: &[EmError], cause: Cause, io: &mut Io<'_>) {
+        match errors.first() {
+            Some(e) => {
+                let msg = e.to_string();
+                if self.unreadable.get(&lid) != Some(&msg) {
+                    let _ = writeln!(
+                        io.err,
+                        "vnic-em: watch: LID {lid:#06x}: cannot read ({cause}): {msg}"
+                    );
+                    let _ = io.err.flush();
+                    self.unreadable.insert(lid, msg);
+                }
+            }
+            None => {
+                if self.unreadable.remove(&lid).is_some() {
+                    let _ = writeln!(io.out, "LID {lid:#06x}: answers again");
+                }
+            }
+        }
+    }
+}
+
+/// `vnic-em watch`: checks every node port of `cfg` at once, then at each
+/// poll and after traps, until `stop` is set (by SIGTERM or SIGINT).
+/// Returns [`EXIT_OK`] when stopped, [`EXIT_DEVICE`] when the transport
+/// fails (the service manager starts it again).
+pub fn watch<F: Fabric>(
+    client: &mut Client<F>,
+    cfg: &Config,
+    opts: &WatchOpts,
+    stop: &AtomicBool,
+    io: &mut Io<'_>,
+) -> u8 {
+    let lids = config_lids(cfg);
+    let mut w = Watcher::new(cfg, opts.full_tables);
+    let _ = writeln!(
+        io.out,
+        "watching {} vport(s) on {} node port(s) from {}, polling every {} s",
+        cfg.vports.len(),
+        lids.len(),
+        client.fabric().describe(),
+        opts.interval.as_secs_f64()
+    );
+    let _ = io.out.flush();
+    let mut checks: u32 = 0;
+    let mut polled = false;
+    let mut next_poll = Instant::now();
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            let _ = writeln!(io.out, "stopping");
+            return EXIT_OK;
+        }
+        if opts.max_checks.is_some_and(|m| checks >= m) {
+            return EXIT_OK;
+        }
+        let now = Instant::now();
+        let (todo, why) = if now >= next_poll {
+            let why = if polled { Cause::Poll } else { Cause::Start };
+            polled = true;
+            (lids.clone(), why)
+        } else {
+            let wait = (next_poll - now).min(STOP_POLL);
+            match gather_traps(client, wait, opts.settle, io) {
+                Ok(from) => {
+                    let ours: Vec<u16> = from.into_iter().filter(|l| lids.contains(l)).collect();
+                    if ours.is_empty() {
+                        continue;
+                    }
+                    (ours, Cause::Trap)
+                }
+                Err(e) => return transport_failed(io, &e),
+            }
+        };
+        if let Err(e) = w.check(client, &todo, why, stop, io) {
+            return transport_failed(io, &e);
+        }
+        checks = checks.saturating_add(1);
+        if why != Cause::Trap {
+            // From the end of the poll: a slow fabric (node ports that
+            // time out) never makes polls back to back.
+            next_poll = Instant::now() + opts.interval;
+        }
+    }
+}
+
+/// Waits up to `wait` for a trap, then gathers the traps that follow within
+/// `settle`, logging each; returns the node ports they came from.
+fn gather_traps<F: Fabric>(
+    client: &mut Client<F>,
+    wait: Duration,
+    settle: Duration,
+    io: &mut Io<'_>,
+) -> Result<Vec<u16>, EmError> {
+    let mut from: Vec<u16> = Vec::new();
+    let Some(first) = client.wait_trap(wait)? else {
+        return Ok(from);
+    };
+    let until = Instant::now() + settle;
+    let mut next = Some(first);
+    while let Some(t) = next {
+        let _ = writeln!(io.out, "trap: {}", trap_text(&trap_view(&t)));
+        if !from.contains(&t.src_lid) {
+            from.push(t.src_lid);
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        next = if left.is_zero() {
+            None
+        } else {
+            client.wait_trap(left)?
+        };
+    }
+    let _ = io.out.flush();
+    Ok(from)
+}
+
+fn transport_failed(io: &mut Io<'_>, e: &EmError) -> u8 {
+    let _ = writeln!(io.err, "vnic-em: watch: {e}");
+    EXIT_DEVICE
+}
