@@ -18,6 +18,7 @@
 pub mod client;
 pub mod cmd;
 pub mod config;
+pub mod docs;
 pub mod fabric;
 pub mod fake;
 pub mod mac;

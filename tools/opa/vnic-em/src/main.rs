@@ -6,13 +6,13 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use opa_wire::mad::{IB_MGMT_MAD_HDR, OPA_MGMT_MAD_SIZE};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::flag;
@@ -25,6 +25,7 @@ use vnic_em::cmd::{
 use vnic_em::config::{
     self, Config, FABRIC_ID_MAX, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX,
 };
+use vnic_em::docs;
 use vnic_em::mac::Mac;
 use vnic_em::mad::MadSize;
 use vnic_em::umad::{PortSelect, Umad};
@@ -35,7 +36,8 @@ Exit codes:
   0  success (apply: the fabric matches the config; watch: stopped by
      SIGTERM or SIGINT)
   1  usage or config error; nothing was sent
-  2  fabric error (timeout, MAD status, bad response); nothing was changed
+  2  fabric error (timeout, MAD status, bad response); nothing was
+     changed
   3  partial apply: some Sets were applied before an error
   4  local error: no umad device, or it cannot be opened or registered
      (watch: or it fails while watching)
@@ -173,10 +175,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Keep the fabric as a config says, as a service: check every node
-    /// port at start, at each poll and after traps, and re-apply what
-    /// differs (a node rebooted, a driver reloaded), one line per vport;
-    /// until SIGTERM or SIGINT
+    /// Keep the fabric as a config says, as a service
+    ///
+    /// Checks every node port of the config at start, at each poll and
+    /// after traps, and re-applies what differs (a node rebooted, a driver
+    /// reloaded), one line per vport, until SIGTERM or SIGINT.
     #[command(after_help = EXIT_CODES)]
     Watch {
         /// The fabric config (TOML)
@@ -664,9 +667,52 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
     })
 }
 
+/// The hidden `gen-docs DIR`: added to the parser at run time only, so
+/// that the man pages and completions it writes from [`Cli`] do not list
+/// it.
+fn gen_docs_command() -> clap::Command {
+    clap::Command::new("gen-docs")
+        .hide(true)
+        .about("Write the man pages and shell completions into DIR")
+        .arg(
+            clap::Arg::new("dir")
+                .value_name("DIR")
+                .required(true)
+                .value_parser(clap::value_parser!(PathBuf)),
+        )
+}
+
+fn gen_docs(dir: &Path) -> ExitCode {
+    match docs::generate(Cli::command(), dir) {
+        Ok(files) => {
+            for f in files {
+                println!("{}", f.display());
+            }
+            ExitCode::from(EXIT_OK)
+        }
+        Err(e) => {
+            eprintln!("vnic-em: gen-docs: {}: {e}", dir.display());
+            ExitCode::from(EXIT_DEVICE)
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
+    let parsed = Cli::command()
+        .subcommand(gen_docs_command())
+        .try_get_matches()
+        .and_then(|m| {
+            if let Some(("gen-docs", sub)) = m.subcommand() {
+                return Ok(Err(sub
+                    .get_one::<PathBuf>("dir")
+                    .cloned()
+                    .unwrap_or_default()));
+            }
+            Cli::from_arg_matches(&m).map(Ok)
+        });
+    let cli = match parsed {
+        Ok(Ok(c)) => c,
+        Ok(Err(dir)) => return gen_docs(&dir),
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });

@@ -204,3 +204,36 @@ fn no_device_exits_4() {
     }
     let _ = std::fs::remove_dir_all(root);
 }
+
+#[test]
+fn gen_docs_writes_man_pages_and_completions_from_the_help() {
+    let dir = std::env::temp_dir().join(format!("vnic-em-cli-{}-docs", std::process::id()));
+    let o = vnic_em(&["gen-docs", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+    let main = read("man/vnic-em.1");
+    assert!(main.contains("vnic\\-em\\-watch(1)"), "{main}");
+    assert!(main.contains("Exit codes:"), "{main}");
+    let watch = read("man/vnic-em-watch.1");
+    assert!(watch.contains("\\-\\-interval"), "{watch}");
+    assert!(watch.contains("SIGTERM"), "{watch}");
+    for sub in [
+        "apply", "validate", "show", "counters", "traps", "set", "raw",
+    ] {
+        assert!(dir.join(format!("man/vnic-em-{sub}.1")).exists(), "{sub}");
+    }
+    for f in [
+        "completions/bash/vnic-em.bash",
+        "completions/zsh/_vnic-em",
+        "completions/fish/vnic-em.fish",
+    ] {
+        let s = read(f);
+        assert!(s.contains("watch") && s.contains("interval"), "{f}: {s}");
+        // The generator is not a command of the docs it writes.
+        assert!(!s.contains("gen-docs"), "{f}");
+    }
+    assert!(!main.contains("gen\\-docs"));
+    // Nor of the help.
+    assert!(!text(&vnic_em(&["--help"]).stdout).contains("gen-docs"));
+    let _ = std::fs::remove_dir_all(dir);
+}
