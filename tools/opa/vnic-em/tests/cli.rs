@@ -232,6 +232,15 @@ fn gen_docs_writes_man_pages_and_completions_from_the_help() {
         // The generator is not a command of the docs it writes.
         assert!(!s.contains("gen-docs"), "{f}");
     }
+    // The bash completions complete a command's options (bash runs them
+    // as it would on <TAB>).
+    let script = format!(
+        "source {}; COMP_WORDS=(vnic-em watch --int); COMP_CWORD=2; _vnic-em vnic-em --int watch; echo \"${{COMPREPLY[@]}}\"",
+        dir.join("completions/bash/vnic-em.bash").display()
+    );
+    if let Ok(o) = Command::new("bash").arg("-c").arg(&script).output() {
+        assert_eq!(text(&o.stdout).trim(), "--interval", "{}", text(&o.stderr));
+    }
     assert!(!main.contains("gen\\-docs"));
     // Nor of the help.
     assert!(!text(&vnic_em(&["--help"]).stdout).contains("gen-docs"));
