@@ -42,6 +42,7 @@ impl SkBuffRef {
     ///
     /// `skb` is a valid buffer that nothing frees, and whose data and metadata nothing else
     /// changes, for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(skb: *mut bindings::sk_buff) -> &'a Self {
         // SAFETY: `Self` is a transparent wrapper of `sk_buff`, and the caller guarantees the
         // type invariant for `'a`.
@@ -49,10 +50,12 @@ impl SkBuffRef {
     }
 
     /// The raw buffer, for the abstractions of its users.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::sk_buff {
         self.0.get()
     }
 
+    #[inline]
     fn raw(&self) -> &bindings::sk_buff {
         // SAFETY: By the type invariant the buffer is valid and does not change meanwhile
         // (except for the hash, which only `hash` writes, through the raw pointer).
@@ -60,25 +63,31 @@ impl SkBuffRef {
     }
 
     /// The length of the data, head and fragments.
+    #[inline]
     pub fn len(&self) -> u32 {
         self.raw().len
     }
 
     /// Whether there is no data.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The length of the linear part of the data (`skb_headlen()`).
+    #[inline]
     pub fn head_len(&self) -> u32 {
         let skb = self.raw();
         skb.len - skb.data_len
     }
 
     /// Room before the data (`skb_headroom()`).
+    #[inline]
     pub fn headroom(&self) -> u32 {
-        // SAFETY: By the type invariant the buffer is valid.
-        unsafe { bindings::skb_headroom(self.as_raw()) }
+        let skb = self.raw();
+        // `skb_headroom()`, read here rather than called: the data starts in the head, at or
+        // after its start.
+        (skb.data as usize).wrapping_sub(skb.head as usize) as u32
     }
 
     /// Room after the data in the head (`skb_tailroom()`).
@@ -88,6 +97,7 @@ impl SkBuffRef {
     }
 
     /// The linear part of the data.
+    #[inline]
     pub fn data(&self) -> &[u8] {
         let skb = self.raw();
         // SAFETY: `data` points to the head's `head_len()` bytes of data, which live as long as
@@ -98,6 +108,7 @@ impl SkBuffRef {
 
     /// The flow hash of the buffer, computed from its headers if not known yet
     /// (`skb_get_hash()`, which stores it in the buffer).
+    #[inline]
     pub fn hash(&self) -> u32 {
         // SAFETY: The buffer is valid; `Self` is not `Sync`, so no other thread reads or writes
         // the hash through it meanwhile, and its holder is the only user of the buffer.
@@ -105,6 +116,7 @@ impl SkBuffRef {
     }
 
     /// The link-layer protocol (`skb->protocol`), host order.
+    #[inline]
     pub fn protocol(&self) -> u16 {
         // SAFETY: The buffer is valid.
         u16::from_be(unsafe { bindings::skb_protocol(self.as_raw()) })
@@ -151,12 +163,14 @@ impl SkBuff {
     ///
     /// `skb` must be a valid `struct sk_buff` whose ownership (the duty to free or hand it on)
     /// passes to the returned value, and that nothing else uses meanwhile.
+    #[inline]
     pub unsafe fn from_raw(skb: NonNull<bindings::sk_buff>) -> Self {
         // INVARIANT: As the caller guarantees.
         Self(skb)
     }
 
     /// Gives up ownership: the caller must free or hand on the buffer.
+    #[inline]
     pub fn into_raw(self) -> NonNull<bindings::sk_buff> {
         let skb = self.0;
         core::mem::forget(self);
@@ -172,7 +186,16 @@ impl SkBuff {
 
     /// Makes the head the buffer's own, with at least `headroom` bytes before the data
     /// (`skb_cow_head()`), so that it can be written. On failure the buffer is freed.
+    #[inline]
     pub fn cow_head(self, headroom: u32) -> Result<SkBuffMut> {
+        // The test of the inline `skb_cow_head()` (`__skb_cow()` of `skb_header_cloned()`),
+        // here so that a buffer never cloned, with the room, costs no call: a driver makes
+        // the head of every frame it sends its own.
+        if self.raw().cloned() == 0 && self.headroom() >= headroom {
+            // INVARIANT: Not cloned: no other `sk_buff` shares the head, and nothing can
+            // clone the buffer while `SkBuffMut` owns it.
+            return Ok(SkBuffMut(self));
+        }
         // SAFETY: The buffer is valid and ours.
         to_result(unsafe { bindings::skb_cow_head(self.0.as_ptr(), headroom) })?;
         // INVARIANT: `skb_cow_head` succeeded: the header is not cloned, and nothing can clone
@@ -182,7 +205,13 @@ impl SkBuff {
 
     /// Pads the data with zeros to at least `len` bytes (`skb_put_padto()`, which copies a
     /// shared head first). On failure the buffer is freed, as the C function does.
+    #[inline]
     pub fn put_padto(self, len: u32) -> Result<Self> {
+        // The test of the inline `skb_put_padto()`, here so that a frame long enough costs no
+        // call: a driver pads every frame it sends.
+        if self.len() >= len {
+            return Ok(self);
+        }
         let skb = self.into_raw();
         // SAFETY: The buffer is valid and ours; `skb_put_padto` either pads it or frees it.
         to_result(unsafe { bindings::skb_put_padto(skb.as_ptr(), len) })?;
@@ -224,6 +253,7 @@ impl SkBuff {
 impl Deref for SkBuff {
     type Target = SkBuffRef;
 
+    #[inline]
     fn deref(&self) -> &SkBuffRef {
         // SAFETY: The buffer is valid and ours; its data changes only through `&mut self`
         // (`SkBuffMut`), which this borrow excludes.
@@ -248,10 +278,12 @@ pub struct SkBuffMut(SkBuff);
 
 impl SkBuffMut {
     /// The buffer, which may be shared from then on.
+    #[inline]
     pub fn into_inner(self) -> SkBuff {
         self.0
     }
 
+    #[inline]
     fn ptr(&self) -> *mut bindings::sk_buff {
         self.0 .0.as_ptr()
     }
@@ -290,18 +322,39 @@ impl SkBuffMut {
     }
 
     /// Prepends `len` bytes to the data and returns them (`skb_push()`).
+    #[inline]
     pub fn push(&mut self, len: u32) -> Result<&mut [u8]> {
+        let p = self.push_raw(len)?;
+        // SAFETY: `push_raw` made the `len` bytes at `p` part of the data, in a head of our
+        // own (type invariant), borrowed as long as `self`.
+        Ok(unsafe { core::slice::from_raw_parts_mut(p, len as usize) })
+    }
+
+    /// Prepends `N` bytes to the data and returns them as an array, whose writes need no
+    /// bounds checks (`skb_push()`).
+    #[inline]
+    pub fn push_array<const N: usize>(&mut self) -> Result<&mut [u8; N]> {
+        let p = self.push_raw(u32::try_from(N).map_err(|_| EINVAL)?)?;
+        // SAFETY: As in `push`: the `N` bytes at `p` are the buffer's, borrowed as `self`.
+        Ok(unsafe { &mut *p.cast::<[u8; N]>() })
+    }
+
+    /// Moves the start of the data `len` bytes back into the headroom and returns it; fails
+    /// if the headroom is shorter.
+    #[inline]
+    fn push_raw(&mut self, len: u32) -> Result<*mut u8> {
         if len > self.headroom() {
             return Err(EINVAL);
         }
-        // SAFETY: The buffer is valid and ours, with `len` bytes of headroom in a head of its
-        // own (type invariant): `skb_push` returns the new start of the data.
+        let skb = self.ptr();
+        // SAFETY: The buffer is valid and ours, with `len` bytes of headroom (checked above):
+        // the new start is still in the head. This is `__skb_push()`, which the checked
+        // `skb_push()` calls; written out here because transmit pushes a header per frame
+        // and the C function would be a call per push.
         unsafe {
-            let p = bindings::skb_push(self.ptr(), len);
-            Ok(core::slice::from_raw_parts_mut(
-                p.cast::<u8>(),
-                len as usize,
-            ))
+            (*skb).data = (*skb).data.sub(len as usize);
+            (*skb).len += len;
+            Ok((*skb).data)
         }
     }
 
@@ -317,12 +370,14 @@ impl SkBuffMut {
 impl Deref for SkBuffMut {
     type Target = SkBuff;
 
+    #[inline]
     fn deref(&self) -> &SkBuff {
         &self.0
     }
 }
 
 impl DerefMut for SkBuffMut {
+    #[inline]
     fn deref_mut(&mut self) -> &mut SkBuff {
         &mut self.0
     }
