@@ -40,6 +40,10 @@ pub type VnicStats = bindings::opa_vnic_stats;
 /// (`OPA_VNIC_SKB_HEADROOM`).
 pub const SKB_HEADROOM: u32 = 24;
 
+/// The shortest Ethernet frame without its FCS (`ETH_ZLEN`): frames are padded to it before
+/// [`VnicUlp::encap`].
+pub const ETH_ZLEN: u32 = 60;
+
 /// Length of the metadata the device reads in front of a frame (`struct opa_vnic_skb_mdata`).
 const MDATA_LEN: u32 = 4;
 
@@ -67,8 +71,8 @@ pub trait VnicUlp: Send + Sync + 'static {
     fn stopped(&self, rtnl: &Rtnl, netdev: &VnicNetdevRef);
 
     /// Prepares a frame for the device's transmit, in a buffer whose head is its own with at
-    /// least [`SKB_HEADROOM`] bytes before the frame: on `Err` the frame is dropped. Atomic
-    /// context.
+    /// least [`SKB_HEADROOM`] bytes before the frame, and whose frame is padded to at least
+    /// [`ETH_ZLEN`] bytes, all in the head: on `Err` the frame is dropped. Atomic context.
     fn encap(&self, skb: &mut SkBuffMut) -> Result;
 
     /// The VL and the entropy of a frame, for the device to choose a queue from. Atomic

@@ -31,6 +31,7 @@ pub struct MacSlot {
 }
 
 /// The bucket of a MAC address.
+#[inline]
 fn bucket(mac: &[u8; ETH_ALEN]) -> usize {
     usize::from(mac[ETH_ALEN - 1])
 }
@@ -68,6 +69,7 @@ impl<S: DerefMut<Target = [MacSlot]>> MacIndex<S> {
     /// The DLID frames to `dmac` go to: that of the entry for `dmac` with the lowest index,
     /// skipping source MAC entries; 0 if there is none (the caller then uses the vport's
     /// default DLIDs), as `opa_vnic_chk_mac_tbl()`.
+    #[inline]
     pub fn lookup(&self, dmac: &[u8; ETH_ALEN]) -> u32 {
         let b = bucket(dmac);
         let (Some(&lo), Some(&hi)) = (self.starts.get(b), self.starts.get(b.wrapping_add(1)))

@@ -4,7 +4,7 @@
 
 use super::{
     netdev_ref::SockAddr, AddrLists, Inner, VnicNetdev, VnicNetdevRef, VnicStats, VnicUlp,
-    MDATA_LEN, SKB_HEADROOM,
+    ETH_ZLEN, MDATA_LEN, SKB_HEADROOM,
 };
 use crate::{
     bindings,
@@ -84,7 +84,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         // Pad to the minimum Ethernet frame, as the C driver does, and make the head the
         // frame's own, with room for the ULP's header (a failure frees the skb). A frame
         // dropped here is counted, which the C driver does not do.
-        let Ok(mut skb) = skb.put_padto(60).and_then(|skb| skb.cow_head(SKB_HEADROOM)) else {
+        let Ok(mut skb) = skb
+            .put_padto(ETH_ZLEN)
+            .and_then(|skb| skb.cow_head(SKB_HEADROOM))
+        else {
             // SAFETY: `nd` is a registered netdev.
             unsafe { bindings::dev_core_stats_tx_dropped_inc(nd) };
             return bindings::netdev_tx_NETDEV_TX_OK;

@@ -110,6 +110,10 @@ fn check(eth: &[u8], want: &[u8]) {
     let n = encap().encap_frame(eth, &mut out).expect("encap");
     assert_eq!(n, want.len(), "packet length");
     assert_eq!(&out[..n], want, "packet bytes");
+    // Transmit writes the header on its own, in front of the frame in the skb.
+    let mut hdr = [0xeeu8; HDR_LEN];
+    encap().write_header(eth.len(), &mut hdr).expect("header");
+    assert_eq!(&hdr[..], &want[..HDR_LEN], "header as transmit writes it");
     let d = decap(want).expect("decap");
     assert_eq!(d.eth, eth);
     assert_eq!(d.hdr.slid, SLID);
@@ -365,4 +369,20 @@ fn rx_len_check_matches_hfi1() {
     // Oversize is checked first: with an MTU below 42 a short frame is
     // "oversize".
     assert_eq!(rx_len_check(59, 40), RxLen::Oversize);
+}
+
+/// A header that cannot be encoded leaves transmit's buffer as it was (the driver then writes
+/// zeros and flags the frame for the HFI to drop).
+#[test]
+fn write_header_refuses_wide_fields() {
+    let mut hdr = [0xeeu8; HDR_LEN];
+    let bad_sc = Encap { sc: 32, ..encap() };
+    assert!(bad_sc.write_header(60, &mut hdr).is_err());
+    let bad_rc = Encap { rc: 8, ..encap() };
+    assert!(bad_rc.write_header(60, &mut hdr).is_err());
+    assert!(encap().write_header(MAX_ETH_FRAME + 1, &mut hdr).is_err());
+    assert_eq!(hdr, [0xee; HDR_LEN]);
+    encap()
+        .write_header(MAX_ETH_FRAME, &mut hdr)
+        .expect("largest frame");
 }

@@ -219,6 +219,57 @@ impl RcClass {
     }
 }
 
+/// The shortest Ethernet frame without its FCS (`ETH_ZLEN`). Transmit pads
+/// every frame to it first, as the C driver does, so the headers
+/// [`TxFrame::parse`] reads are always there.
+pub const ETH_ZLEN: usize = 60;
+
+/// What the encapsulation reads of an Ethernet frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxFrame {
+    /// The destination MAC.
+    pub dmac: [u8; ETH_ALEN],
+    /// The VLAN TCI in the frame ([`frame_vlan_tci`]).
+    pub vlan_tci: Option<u16>,
+    /// The routing control class (`opa_vnic_get_rc()`).
+    pub class: RcClass,
+}
+
+impl TxFrame {
+    /// Reads the first [`ETH_ZLEN`] bytes of a frame whose `skb->protocol`
+    /// is `skb_protocol` (host order): the destination MAC, the frame's
+    /// VLAN tag, and, as `opa_vnic_get_rc()`, the protocol after one VLAN
+    /// tag (`vlan_get_protocol()`) with the IPv4 protocol or IPv6 next
+    /// header. Every offset is a constant into a whole array: transmit calls
+    /// this for each frame, and it has no bounds check and no failure.
+    #[inline]
+    pub fn parse(frame: &[u8; ETH_ZLEN], skb_protocol: u16) -> Self {
+        let be16 = |hi: u8, lo: u8| u16::from_be_bytes([hi, lo]);
+        let is_tag = |proto: u16| proto == ETH_P_8021Q || proto == ETH_P_8021AD;
+        let vlan_tci = is_tag(be16(frame[12], frame[13])).then(|| be16(frame[14], frame[15]));
+        let tagged = is_tag(skb_protocol);
+        let l3 = if tagged {
+            be16(frame[16], frame[17])
+        } else {
+            skb_protocol
+        };
+        // The IP header follows the Ethernet header (14 bytes) and the tag
+        // (4 more); its protocol or next header field is at byte 9 or 6.
+        let l4 = match (l3, tagged) {
+            (ETH_P_IP, false) => frame[14 + 9],
+            (ETH_P_IP, true) => frame[18 + 9],
+            (ETH_P_IPV6, false) => frame[14 + 6],
+            (ETH_P_IPV6, true) => frame[18 + 6],
+            _ => 0,
+        };
+        TxFrame {
+            dmac: [frame[0], frame[1], frame[2], frame[3], frame[4], frame[5]],
+            vlan_tci,
+            class: RcClass::classify(l3, l4),
+        }
+    }
+}
+
 impl VeswInfo {
     /// The RC of a traffic class (`opa_vnic_get_rc()`):
     /// `(rc >> shift) & 7`.

@@ -132,6 +132,7 @@ impl Hdr16b {
     }
 
     /// Checks that every field fits its bit width.
+    #[inline]
     pub const fn validate(&self) -> Result<(), WireError> {
         if self.slid > MAX_LID {
             return Err(WireError::InvalidSlid(self.slid));
@@ -175,6 +176,27 @@ impl Hdr16b {
         [w0, w1, w2, w3, w4]
     }
 
+    /// Writes the header's words into `out`, without checking the field
+    /// widths: two quad words and a word, each a whole store (transmit
+    /// writes one header per frame, and the HFI's check reads it back at
+    /// once: byte stores would stall those loads, and a loop over the words
+    /// calls `core`'s out-of-line iterator and `memcpy` in the kernel). The
+    /// chunks of a 20-byte array always exist; the compiler drops the tests.
+    #[inline]
+    fn write(&self, out: &mut [u8; HDR_LEN]) {
+        let [w0, w1, w2, w3, w4] = self.words();
+        let qw = |lo: u32, hi: u32| (u64::from(lo) | (u64::from(hi) << 32)).to_le_bytes();
+        if let Some((q0, rest)) = out.split_first_chunk_mut::<8>() {
+            *q0 = qw(w0, w1);
+            if let Some((q1, rest)) = rest.split_first_chunk_mut::<8>() {
+                *q1 = qw(w2, w3);
+                if let Some(w) = rest.first_chunk_mut::<4>() {
+                    *w = w4.to_le_bytes();
+                }
+            }
+        }
+    }
+
     /// Encodes the header into the first [`HDR_LEN`] bytes of `out`.
     ///
     /// Fails if a field does not fit its width (the C driver would let an
@@ -182,14 +204,12 @@ impl Hdr16b {
     #[inline]
     pub fn encode(&self, out: &mut [u8]) -> Result<(), WireError> {
         self.validate()?;
-        let dst = out.get_mut(..HDR_LEN).ok_or(WireError::NoSpace)?;
-        for (chunk, w) in dst.chunks_exact_mut(4).zip(self.words()) {
-            chunk.copy_from_slice(&w.to_le_bytes());
-        }
+        self.write(out.first_chunk_mut().ok_or(WireError::NoSpace)?);
         Ok(())
     }
 
     /// The header as an array; fails like [`Hdr16b::encode`].
+    #[inline]
     pub fn to_bytes(&self) -> Result<[u8; HDR_LEN], WireError> {
         let mut out = [0u8; HDR_LEN];
         self.encode(&mut out)?;
@@ -329,6 +349,15 @@ impl Encap {
         };
         hdr.validate()?;
         Ok(hdr)
+    }
+
+    /// Writes [`Encap::header`] into `out`, as transmit does in front of
+    /// the frame; fails like it, leaving `out` as it was.
+    #[inline]
+    pub fn write_header(&self, eth_len: usize, out: &mut [u8; HDR_LEN]) -> Result<(), WireError> {
+        // `header` has checked the field widths.
+        self.header(eth_len)?.write(out);
+        Ok(())
     }
 
     /// Writes the whole packet for `eth` into `out`: header, frame, zero

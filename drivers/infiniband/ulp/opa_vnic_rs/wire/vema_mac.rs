@@ -53,11 +53,13 @@ pub const DLID_SD_SRC_MAC: u32 = 0x20;
 impl MacTableEntry {
     /// Whether the entry is a source MAC entry (side data bit 5); such
     /// entries never give a destination.
+    #[inline]
     pub const fn is_src_mac(&self) -> bool {
         self.dlid_sd & DLID_SD_SRC_MAC != 0
     }
 
     /// The DLID (`OPA_VNIC_DLID_SD_GET_DLID`, bits 8-31).
+    #[inline]
     pub const fn dlid(&self) -> u32 {
         self.dlid_sd >> 8
     }
@@ -72,6 +74,7 @@ impl MacTableEntry {
     /// the entry is not a source MAC entry and its address equals `dmac`
     /// exactly (the mask is not applied). A DLID of 0 means no match to
     /// the caller, as in C.
+    #[inline]
     pub const fn lookup(&self, dmac: &[u8; ETH_ALEN]) -> Option<u32> {
         if self.is_src_mac() {
             return None;
