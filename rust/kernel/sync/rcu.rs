@@ -31,6 +31,10 @@
 //! ```
 
 use crate::{alloc::KBox, bindings};
+
+#[cfg(CONFIG_RUST_KERNEL_DOCTESTS)]
+#[path = "rcu_kunit.rs"]
+mod kunit;
 use core::{
     marker::PhantomData,
     sync::atomic::{AtomicPtr, Ordering},
@@ -46,6 +50,7 @@ pub struct Guard {
 impl Guard {
     /// Enters a read-side critical section. Usable in any context; the section must not
     /// sleep.
+    #[inline]
     pub fn new() -> Self {
         // SAFETY: FFI call without preconditions; paired with the unlock in `Drop`.
         unsafe { bindings::rcu_read_lock() };
@@ -56,12 +61,14 @@ impl Guard {
 }
 
 impl Default for Guard {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }
 }
 
 impl Drop for Guard {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: `new` entered the section this leaves, in this task (the guard is not
         // `Send`).
@@ -99,6 +106,7 @@ impl<T> Rcu<T> {
     }
 
     /// The current object (`rcu_dereference()`), valid while `guard` is held.
+    #[inline]
     pub fn read<'a>(&'a self, _guard: &'a Guard) -> &'a T {
         // `Acquire` pairs with the `Release` of `replace`: the object's contents written
         // before it was published are seen (what `rcu_dereference()` guarantees in C).
