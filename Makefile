@@ -13,7 +13,7 @@ export OPA_FLAVOR
 KBUILD := scripts/opa/kbuild
 OUT = $(shell bash -c '. scripts/opa/lib.sh && opa_out_dir')
 
-.PHONY: help deps kernel tools initramfs run check fuzz bench vnic-em-deb clean distclean
+.PHONY: help deps kernel tools initramfs run check fuzz bench profile vnic-em-deb clean distclean
 
 help:
 	@echo 'opa_vnic_rs: Omni-Path VNIC (Ethernet over OPA) in Rust for Linux 6.12'
@@ -31,6 +31,9 @@ help:
 	@echo '  make bench      benchmarks: wire-format encode and decode (host); VNIC'
 	@echo '                  packets per second from pktgen in a guest, opa_vnic_rs'
 	@echo '                  against the C opa_vnic, interleaved (BENCH_ROUNDS, BENCH_SECS)'
+	@echo '  make profile    guest instructions per VNIC packet, by module and function,'
+	@echo '                  opa_vnic_rs against the C opa_vnic (QEMU TCG plugin; pktgen'
+	@echo '                  as in make bench: PROFILE_TESTS, PROFILE_SIZES, BENCH_SECS)'
 	@echo '  make vnic-em-deb  the Debian package of vnic-em for an EM host (build/deb/):'
 	@echo '                  binary, man pages, completions, systemd unit, sample config'
 	@echo '  make clean      remove build/ and tools/opa/target'
@@ -68,6 +71,9 @@ bench: deps
 	@scripts/opa/bench-wire
 	@echo "VNIC packets per second from pktgen through opasim (QEMU guest):"
 	@scripts/opa/bench-vnic
+
+profile: deps
+	@scripts/opa/bench-vnic --profile
 
 vnic-em-deb:
 	@scripts/opa/deb-vnic-em $(BUILD)/deb

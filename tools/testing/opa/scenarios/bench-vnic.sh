@@ -25,14 +25,29 @@
 # The kernel command line may change the run:
 #   opa.bench_rounds=N  rounds (default 5: 5 runs of each driver)
 #   opa.bench_secs=S    seconds per run (default 3)
+#   opa.bench_tests=T   the tests, comma-separated (default tx,rx,tx2)
+#   opa.bench_sizes=B   the frame sizes, comma-separated (default 60,1514)
+#   opa.bench_profile=1 for make profile: after each load, the text symbols
+#                       of the modules (between KALLSYMS-BEGIN and
+#                       KALLSYMS-END); in each run, after a second of
+#                       traffic, SECS seconds between two sync(2) calls,
+#                       which the host's instruction counter takes as the
+#                       start and the end of a window (PROFILE-WINDOW
+#                       <driver> <test> <bytes>B names it)
 . /opa/guest-lib.sh
 
 ROUNDS=5
 SECS=3
+TESTS="tx rx tx2"
+SIZES="60 1514"
+PROFILE=0
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	opa.bench_rounds=*) ROUNDS=${arg#*=} ;;
 	opa.bench_secs=*) SECS=${arg#*=} ;;
+	opa.bench_tests=*) TESTS=$(echo "${arg#*=}" | tr , ' ') ;;
+	opa.bench_sizes=*) SIZES=$(echo "${arg#*=}" | tr , ' ') ;;
+	opa.bench_profile=1) PROFILE=1 ;;
 	esac
 done
 
@@ -42,6 +57,8 @@ MAC_B=02:00:00:00:02:00
 PG=/proc/net/pktgen
 two_vport_fabric
 must modprobe pktgen
+# The module symbols' addresses, for the profile.
+[ "$PROFILE" = 1 ] && echo 0 >/proc/sys/kernel/kptr_restrict
 for t in 0 1; do
 	[ -w $PG/kpktgend_$t ] || fail "no pktgen thread kpktgend_$t (2 CPUs needed)"
 done
@@ -90,7 +107,15 @@ run() {
 	done
 	rx0=$(stat_of "$to" rx_packets)
 	echo start >"$PG/pgctrl" &
-	sleep "$SECS"
+	if [ "$PROFILE" = 1 ]; then
+		sleep 1
+		echo "PROFILE-WINDOW $drv $test ${bytes}B"
+		sync
+		sleep "$SECS"
+		sync
+	else
+		sleep "$SECS"
+	fi
 	echo stop >"$PG/pgctrl"
 	wait
 	rx1=$(stat_of "$to" rx_packets)
@@ -122,6 +147,11 @@ rounds_of() {
 	a=$(netdev_by_mac $MAC_A)
 	b=$(netdev_by_mac $MAC_B)
 	[ -n "$a" ] && [ -n "$b" ] || fail "$drv: the VNIC netdevs are missing"
+	if [ "$PROFILE" = 1 ]; then
+		echo "KALLSYMS-BEGIN $drv"
+		grep -E ' [tT] .*\[(opa_vnic|opa_vnic_rs|opasim|pktgen|ib_umad)\]$' /proc/kallsyms
+		echo "KALLSYMS-END"
+	fi
 	for dev in "$a" "$b"; do
 		# No IPv6 either: its autoconfiguration would send frames of its own.
 		echo 1 >"/proc/sys/net/ipv6/conf/$dev/disable_ipv6"
@@ -134,14 +164,15 @@ rounds_of() {
 		[ $i -le 50 ] || fail "$drv: $a or $b is not up"
 		sleep 0.1
 	done
-	for bytes in 60 1514; do
-		run "$round" "$drv" tx "$bytes" "$a" "$b" $MAC_B 1
-	done
-	for bytes in 60 1514; do
-		run "$round" "$drv" rx "$bytes" "$b" "$a" $MAC_A 1
-	done
-	for bytes in 60 1514; do
-		run "$round" "$drv" tx2 "$bytes" "$a" "$b" $MAC_B 2
+	for test in $TESTS; do
+		for bytes in $SIZES; do
+			case $test in
+			tx) run "$round" "$drv" tx "$bytes" "$a" "$b" $MAC_B 1 ;;
+			rx) run "$round" "$drv" rx "$bytes" "$b" "$a" $MAC_A 1 ;;
+			tx2) run "$round" "$drv" tx2 "$bytes" "$a" "$b" $MAC_B 2 ;;
+			*) fail "unknown test $test" ;;
+			esac
+		done
 	done
 	pg_clear
 	unload_vnic_stack "$drv"
