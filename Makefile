@@ -13,12 +13,14 @@ export OPA_FLAVOR
 KBUILD := scripts/opa/kbuild
 OUT = $(shell bash -c '. scripts/opa/lib.sh && opa_out_dir')
 
-.PHONY: help deps kernel tools initramfs run check fuzz bench profile vnic-em-deb clean distclean
+.PHONY: help deps kernel tools initramfs run shell check fuzz bench profile vnic-em-deb clean distclean
 
 help:
 	@echo 'opa_vnic_rs: Omni-Path VNIC (Ethernet over OPA) in Rust for Linux 6.12'
 	@echo
 	@echo '  make run        build what is missing, boot the demo guest, show the driver'
+	@echo '  make shell      the demo fabric up in the test guest, and a root shell on'
+	@echo '                  this terminal to try ip, ethtool, vnic-em; exit powers it off'
 	@echo '  make check      every test: host tests, kernel build, KUnit, QEMU scenarios;'
 	@echo '                  ends with "N passed, N failed" and fails on any failure'
 	@echo '  make deps       install the Debian packages and the pinned bindgen-cli'
@@ -60,6 +62,10 @@ SCENARIO ?= demo
 run: initramfs
 	@tools/testing/opa/qemu-run -v -t 600 -l $(BUILD)/run.log \
 		$(OUT)/arch/x86/boot/bzImage $(BUILD)/initramfs.cpio.gz $(SCENARIO)
+
+shell: initramfs
+	@tools/testing/opa/qemu-run -i -l $(BUILD)/shell.log \
+		$(OUT)/arch/x86/boot/bzImage $(BUILD)/initramfs.cpio.gz shell
 
 check:
 	@scripts/opa/check

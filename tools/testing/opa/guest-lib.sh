@@ -64,6 +64,19 @@ dmesg_new() {
 }
 
 # The name of the netdev whose MAC is $1.
+# two_hosts A B: the netdevs A and B in network namespaces host1 and host2,
+# as 192.168.77.1/24 and 192.168.77.2/24, up (make run's demo, make shell).
+two_hosts() {
+	must ip netns add host1
+	must ip netns add host2
+	must ip link set "$1" netns host1
+	must ip link set "$2" netns host2
+	must ip -n host1 addr add 192.168.77.1/24 dev "$1"
+	must ip -n host2 addr add 192.168.77.2/24 dev "$2"
+	must ip -n host1 link set "$1" up
+	must ip -n host2 link set "$2" up
+}
+
 netdev_by_mac() {
 	ip -o link | grep -i "link/ether $1" | awk -F': ' '{print $2}' | cut -d@ -f1
 }

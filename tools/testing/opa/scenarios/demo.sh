@@ -29,14 +29,7 @@ a=$(netdev 02:00:00:00:01:00)
 b=$(netdev 02:00:00:00:02:00)
 [ -n "$a" ] && [ -n "$b" ] || fail "the VNIC netdevs are missing"
 ip -br link
-must ip netns add host1
-must ip netns add host2
-must ip link set "$a" netns host1
-must ip link set "$b" netns host2
-must ip -n host1 addr add 192.168.77.1/24 dev "$a"
-must ip -n host2 addr add 192.168.77.2/24 dev "$b"
-must ip -n host1 link set "$a" up
-must ip -n host2 link set "$b" up
+two_hosts "$a" "$b"
 sleep 1
 for i in 1 2 3; do
 	ip netns exec host1 ping -c 1 -W 2 192.168.77.2 | grep 'bytes from' ||
