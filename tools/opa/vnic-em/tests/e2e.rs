@@ -9,13 +9,13 @@ mod common;
 
 use std::time::Duration;
 
-use common::{capture, Out};
+use common::{capture, sets, Out};
 
 use opa_wire::mad::{
     ATTR_CLASS_PORT_INFO, ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, METHOD_GET, METHOD_SET,
 };
 use opa_wire::vema_info::{VeswPortInfo, ETH_LINK_UP, STATE_DROP_ALL, STATE_FORWARDING};
-use vnic_em::client::{Client, EmError, Policy};
+use vnic_em::client::{Client, EmError};
 use vnic_em::cmd::{
     self, ApplyOpts, EntryArg, RawReq, Select, SetOpts, TrapOpts, EXIT_DIFFERS, EXIT_FABRIC,
     EXIT_OK, EXIT_PARTIAL, EXIT_USAGE,
@@ -78,14 +78,7 @@ fn fabric() -> FakeFabric {
 }
 
 fn client(f: FakeFabric) -> Client<FakeFabric> {
-    Client::new(
-        f,
-        Policy {
-            timeout: Duration::from_millis(50),
-            grace: Duration::from_millis(0),
-            ..Policy::default()
-        },
-    )
+    Client::new(f, common::policy(50))
 }
 
 fn cfg(src: &str) -> Config {
@@ -94,10 +87,6 @@ fn cfg(src: &str) -> Config {
 
 fn apply(c: &mut Client<FakeFabric>, cfg: &Config, opts: ApplyOpts) -> Out {
     capture(|io| cmd::apply(c, cfg, opts, io))
-}
-
-fn sets(c: &Client<FakeFabric>) -> usize {
-    c.fabric().count(METHOD_SET)
 }
 
 fn applied(c: &mut Client<FakeFabric>) {

@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::capture;
 
 use opa_wire::mad::{
@@ -76,11 +74,9 @@ fn client(f: FakeFabric, mad_size: MadSize) -> Client<FakeFabric> {
     Client::new(
         f,
         Policy {
-            timeout: Duration::from_millis(50),
-            grace: Duration::from_millis(0),
             retries: 1,
             mad_size,
-            ..Policy::default()
+            ..common::policy(50)
         },
     )
 }

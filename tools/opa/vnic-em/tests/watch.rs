@@ -10,10 +10,10 @@ mod common;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use common::{capture, Out};
+use common::{capture, sets, Out};
 
 use opa_wire::mad::METHOD_SET;
-use vnic_em::client::{Client, Policy};
+use vnic_em::client::Client;
 use vnic_em::cmd::{self, ApplyOpts, EXIT_OK};
 use vnic_em::config::{parse, Config};
 use vnic_em::fake::FakeFabric;
@@ -53,14 +53,7 @@ enabled = false
 "#;
 
 fn client() -> Client<FakeFabric> {
-    Client::new(
-        common::fabric(1),
-        Policy {
-            timeout: Duration::from_millis(20),
-            grace: Duration::ZERO,
-            ..Policy::default()
-        },
-    )
+    Client::new(common::fabric(1), common::policy(20))
 }
 
 fn cfg() -> Config {
@@ -92,10 +85,6 @@ fn check(w: &mut Watcher<'_>, c: &mut Client<FakeFabric>, cause: Cause) -> (Chec
         0
     });
     (done.unwrap(), out)
-}
-
-fn sets(c: &Client<FakeFabric>) -> usize {
-    c.fabric().count(METHOD_SET)
 }
 
 #[test]

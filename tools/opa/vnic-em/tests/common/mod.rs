@@ -3,6 +3,10 @@
 //! What the end-to-end tests share: the fake fabric they talk to and the capture of a
 //! command's exit code and output.
 
+use std::time::Duration;
+
+use opa_wire::mad::METHOD_SET;
+use vnic_em::client::{Client, Policy};
 use vnic_em::cmd::Io;
 use vnic_em::fake::FakeFabric;
 
@@ -12,6 +16,23 @@ pub fn fabric(em_lid: u16) -> FakeFabric {
     let mut f = FakeFabric::new(em_lid);
     f.add_node(2, 1).add_node(3, 1);
     f
+}
+
+/// The client policy of the tests: the fake fabric answers at once or never, so a short
+/// time-out and no grace period for late answers.
+pub fn policy(timeout_ms: u64) -> Policy {
+    Policy {
+        timeout: Duration::from_millis(timeout_ms),
+        grace: Duration::ZERO,
+        ..Policy::default()
+    }
+}
+
+/// How many Sets the fabric has received.
+// Each test file builds this module on its own, and not all of them count Sets.
+#[allow(dead_code)]
+pub fn sets(c: &Client<FakeFabric>) -> usize {
+    c.fabric().count(METHOD_SET)
 }
 
 /// A command's exit code, standard output and standard error.
