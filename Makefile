@@ -13,7 +13,7 @@ export OPA_FLAVOR
 KBUILD := scripts/opa/kbuild
 OUT = $(shell bash -c '. scripts/opa/lib.sh && opa_out_dir')
 
-.PHONY: help deps kernel tools initramfs run shell check fuzz bench profile vnic-em-deb clean distclean
+.PHONY: help deps kernel tools initramfs run shell check fuzz bench profile deb vnic-em-deb clean distclean
 
 help:
 	@echo 'opa_vnic_rs: Omni-Path VNIC (Ethernet over OPA) in Rust for Linux 6.12'
@@ -36,6 +36,11 @@ help:
 	@echo '  make profile    guest instructions per VNIC packet, by module and function,'
 	@echo '                  opa_vnic_rs against the C opa_vnic (QEMU TCG plugin; pktgen'
 	@echo '                  as in make bench: PROFILE_TESTS, PROFILE_SIZES, BENCH_SECS)'
+	@echo '  make deb        Debian kernel packages for OPA hosts (build/deb/kernel-host/):'
+	@echo '                  linux-image, linux-headers (with the Rust metadata for'
+	@echo '                  out-of-tree modules), linux-libc-dev; Debian'"'"'s amd64 config'
+	@echo '                  plus the driver (a long build); OPA_DEB_CONFIG=test: the'
+	@echo '                  test kernel, as make check installs it in a Debian system'
 	@echo '  make vnic-em-deb  the Debian package of vnic-em for an EM host (build/deb/):'
 	@echo '                  binary, man pages, completions, systemd unit, sample config'
 	@echo '  make clean      remove build/ and tools/opa/target'
@@ -80,6 +85,9 @@ bench: deps
 
 profile: deps
 	@scripts/opa/bench-vnic --profile
+
+deb: deps
+	@scripts/opa/deb-kernel
 
 vnic-em-deb:
 	@scripts/opa/deb-vnic-em $(BUILD)/deb

@@ -12,7 +12,8 @@ OPA_SRC=$OPA_CACHE/linux-$OPA_KERNEL_DEB_VERSION
 OPA_TOOLS=$OPA_CACHE/tools
 OPA_BINDGEN=$OPA_TOOLS/bindgen-$OPA_BINDGEN_VERSION/bin/bindgen
 
-# Kernel flavours: "default" for tests, "debug" adds KASAN, lockdep, kmemleak.
+# Kernel flavours: "default" for tests, "debug" adds KASAN, lockdep, kmemleak,
+# "host" is Debian's amd64 kernel with the driver (make deb).
 OPA_FLAVOR=${OPA_FLAVOR:-default}
 
 opa_log() { printf '  %-8s %s\n' "$1" "$2" >&2; }
