@@ -60,8 +60,8 @@ pub(crate) struct Backend<'a> {
     pub(crate) state: &'a mut PortState,
     pub(crate) device: &'a DeviceScope,
     pub(crate) trap_sink: &'a IrqSpinLock<TrapSink>,
-    /// The port's own agent, for the netdevs' traps; `None` once the port shuts down.
-    pub(crate) agent: Option<&'a Arc<Agent<VemaPort>>>,
+    /// The port's own agent, for the netdevs' traps.
+    pub(crate) agent: &'a Arc<Agent<VemaPort>>,
 }
 
 impl Backend<'_> {
@@ -77,7 +77,7 @@ impl Backend<'_> {
 
     fn new_vport(&self, num: u8) -> Result<Vport> {
         let shared = VportShared::new()?;
-        let agent = self.agent.ok_or(ENODEV)?.clone();
+        let agent = self.agent.clone();
         let netdev = VnicNetdev::new(
             self.device,
             self.state.port,

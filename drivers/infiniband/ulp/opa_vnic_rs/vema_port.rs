@@ -42,9 +42,25 @@ pub(crate) struct Locked {
     /// [`RecvMad::read_padded`]).
     pub(crate) req: KBox<[u8; OPA_MGMT_MAD_SIZE]>,
     pub(crate) rsp: KBox<[u8; RESPONSE_LEN]>,
+    /// Where the agent is in its life.
+    pub(crate) agent: AgentLife,
+}
+
+/// Where a port's agent is in its life, as its MAD handler sees it.
+///
+/// The C driver unregisters its agent before it removes the vports, and sets the agent
+/// up before the EM can know of it, so its handler never runs without it. Here the agent
+/// is registered before it can be handed its own reference, and unregistered after the
+/// vports are gone: a MAD that arrives in either window is dropped unanswered, as the C
+/// agent answers none then, and the EM sends it again.
+pub(crate) enum AgentLife {
+    /// Registered; [`VemaPort::start`] has not run yet.
+    Starting,
     /// The agent itself, for the netdevs it creates to send traps through. This reference
     /// cycle (agent, handler, agent) is broken by [`VemaPort::shut_down`].
-    pub(crate) agent: Option<Arc<Agent<VemaPort>>>,
+    Running(Arc<Agent<VemaPort>>),
+    /// [`VemaPort::shut_down`] has run: the agent is being unregistered.
+    ShutDown,
 }
 
 /// Where traps go: what the EM set in ClassPortInfo, kept apart from the port's mutex so
@@ -83,7 +99,7 @@ impl VemaPort {
     /// traps.
     pub(crate) fn start(agent: &Arc<Agent<VemaPort>>) {
         agent.handler().pkeys_changed(agent.device());
-        agent.handler().locked.lock().agent = Some(agent.clone());
+        agent.handler().locked.lock().agent = AgentLife::Running(agent.clone());
     }
 
     /// The port's P_Key table changed: finds the P_Key index of traps again.
@@ -107,7 +123,7 @@ impl VemaPort {
             let mut locked = self.locked.lock();
             (
                 core::mem::take(&mut locked.state.vports),
-                locked.agent.take(),
+                core::mem::replace(&mut locked.agent, AgentLife::ShutDown),
             )
         };
         drop(vports);
@@ -124,6 +140,14 @@ impl MadHandler for VemaPort {
             rsp,
             agent,
         } = &mut *guard;
+        let AgentLife::Running(agent) = &*agent else {
+            pr_debug!(
+                "port {}: MAD from LID {:#x} dropped: the agent is starting or shutting down\n",
+                self.port,
+                mad.slid()
+            );
+            return;
+        };
         // A request may arrive trimmed to its attribute (as opa-fm sends them) or at the size
         // of an InfiniBand MAD: it is read as the C agent reads it, zero-filled to a whole MAD.
         mad.read_padded(&mut req[..]);
@@ -131,7 +155,7 @@ impl MadHandler for VemaPort {
             state,
             device: mad.device(),
             trap_sink: &self.trap_sink,
-            agent: agent.as_ref(),
+            agent,
         };
         match vema_agent::process(&mut backend, &req[..], &mut rsp[..]) {
             Ok(len) => {
@@ -184,7 +208,7 @@ pub(crate) fn register(device: &DeviceScope, port: u32) -> Result<Agent<VemaPort
                 },
                 req,
                 rsp,
-                agent: None,
+                agent: AgentLife::Starting,
             }),
             trap_sink <- new_irq_spinlock!(TrapSink {
                 lid: 0,

@@ -111,5 +111,10 @@ run_with() {
 
 run_with opa_vnic
 run_with opa_vnic_rs
+# A poll that lands while a driver unloads or loads is dropped unanswered, as by the
+# C agent, and sent again: never refused as a vport the driver could not add.
+if dmesg | grep 'cannot add vport'; then
+	fail "a Set that raced the reload was refused (above)"
+fi
 check_dmesg_clean
 echo "vnic-em-watch: ok"
