@@ -48,11 +48,11 @@ pub(crate) struct Locked {
 
 /// Where a port's agent is in its life, as its MAD handler sees it.
 ///
-/// The C driver unregisters its agent before it removes the vports, and sets the agent
-/// up before the EM can know of it, so its handler never runs without it. Here the agent
-/// is registered before it can be handed its own reference, and unregistered after the
-/// vports are gone: a MAD that arrives in either window is dropped unanswered, as the C
-/// agent answers none then, and the EM sends it again.
+/// The C driver unregisters its agent before it removes the vports, so no MAD reaches it
+/// while it shuts down. Here the agent is unregistered after the vports are gone, and is
+/// handed its own reference only once registered: a MAD that arrives in either window is
+/// dropped unanswered (one that C would answer while starting, too), and the EM sends it
+/// again.
 pub(crate) enum AgentLife {
     /// Registered; [`VemaPort::start`] has not run yet.
     Starting,
