@@ -127,3 +127,50 @@ void rust_helper_dev_core_stats_tx_dropped_inc(struct net_device *dev)
 {
 	dev_core_stats_tx_dropped_inc(dev);
 }
+
+unsigned int rust_helper_skb_nr_frags(const struct sk_buff *skb)
+{
+	return skb_shinfo(skb)->nr_frags;
+}
+
+void rust_helper_netif_stop_subqueue(struct net_device *dev, u16 queue_index)
+{
+	netif_stop_subqueue(dev, queue_index);
+}
+
+void rust_helper_netif_wake_subqueue(struct net_device *dev, u16 queue_index)
+{
+	netif_wake_subqueue(dev, queue_index);
+}
+
+bool rust_helper___netif_subqueue_stopped(const struct net_device *dev,
+					  u16 queue_index)
+{
+	return __netif_subqueue_stopped(dev, queue_index);
+}
+
+void rust_helper_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void rust_helper_local_bh_enable(void)
+{
+	local_bh_enable();
+}
+
+void rust_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
+				int (*poll)(struct napi_struct *, int))
+{
+	netif_napi_add(dev, napi, poll);
+}
+
+void rust_helper_netif_napi_del(struct napi_struct *napi)
+{
+	netif_napi_del(napi);
+}
+
+bool rust_helper_napi_schedule(struct napi_struct *n)
+{
+	return napi_schedule(n);
+}

@@ -14,8 +14,12 @@
 //! - [`SkBuffMut`]: an owned buffer whose head is its own, from [`SkBuff::alloc`] or
 //!   [`SkBuff::cow_head`]: its data can be written, prepended to and appended to.
 //!
-//! Only the linear part of a buffer (the head) is accessible; `put`, `push` and `pull` check
-//! their bounds and fail instead of hitting the C functions' BUGs.
+//! The data of a buffer may lie partly in its head (the linear part, [`SkBuffRef::data`]) and
+//! partly in page fragments: a device that advertises scatter-gather (`NETIF_F_SG`) gets
+//! frames whose linear part holds only some of the headers, or only the Ethernet header.
+//! [`SkBuffRef::header`] and [`SkBuffRef::copy_bits`] read bytes wherever they lie; `put`,
+//! `push` and `pull` work on the head, check their bounds and fail instead of hitting the C
+//! functions' BUGs.
 
 use crate::types::Opaque;
 use crate::{alloc::AllocError, alloc::Flags, bindings, error::to_result, prelude::*};
@@ -96,7 +100,8 @@ impl SkBuffRef {
         unsafe { bindings::skb_tailroom(self.as_raw()) }
     }
 
-    /// The linear part of the data.
+    /// The linear part of the data (the head's, `skb_headlen()` bytes): the whole data only
+    /// when the buffer has no fragments. [`SkBuffRef::header`] reads past it.
     #[inline]
     pub fn data(&self) -> &[u8] {
         let skb = self.raw();
@@ -104,6 +109,59 @@ impl SkBuffRef {
         // the buffer and do not change while `self` is borrowed (type invariant; writers need
         // a `&mut SkBuffMut`).
         unsafe { core::slice::from_raw_parts(skb.data, self.head_len() as usize) }
+    }
+
+    /// `N` bytes of the data from `offset`, wherever they lie (`skb_header_pointer()`): the
+    /// bytes in the head when they are all there (no copy), else a copy of them into `buf`
+    /// from the head and the fragments. `None` if the data is shorter than `offset + N`.
+    #[inline]
+    pub fn header<'a, const N: usize>(
+        &'a self,
+        offset: u32,
+        buf: &'a mut [u8; N],
+    ) -> Option<&'a [u8; N]> {
+        let start = offset as usize;
+        if let Some(bytes) = self.data().get(start..).and_then(|d| d.first_chunk::<N>()) {
+            return Some(bytes);
+        }
+        self.copy_bits(offset, buf).ok()?;
+        Some(buf)
+    }
+
+    /// Copies `buf.len()` bytes of the data from `offset` into `buf`, from the head and the
+    /// fragments (`skb_copy_bits()`). `EINVAL` if the data is shorter than that.
+    pub fn copy_bits(&self, offset: u32, buf: &mut [u8]) -> Result {
+        let len = u32::try_from(buf.len()).map_err(|_| EINVAL)?;
+        match offset.checked_add(len) {
+            Some(end) if end <= self.len() && end <= i32::MAX as u32 => {}
+            _ => return Err(EINVAL),
+        }
+        // SAFETY: By the type invariant the buffer is valid and its data (head and
+        // fragments) does not change meanwhile; `offset + len` is within it (checked above),
+        // and `buf` has room for `len` bytes. `skb_copy_bits` only reads the buffer (it maps
+        // fragment pages with `kmap_local`, which is allowed in atomic context).
+        to_result(unsafe {
+            bindings::skb_copy_bits(
+                self.as_raw(),
+                offset as i32,
+                buf.as_mut_ptr().cast(),
+                len as i32,
+            )
+        })
+    }
+
+    /// The number of page fragments that hold the data past the head
+    /// (`skb_shinfo(skb)->nr_frags`).
+    #[inline]
+    pub fn nr_frags(&self) -> u32 {
+        // SAFETY: By the type invariant the buffer is valid, and so is its shared info.
+        unsafe { bindings::skb_nr_frags(self.as_raw()) }
+    }
+
+    /// The transmit queue the stack chose for the buffer (`skb_get_queue_mapping()`).
+    #[inline]
+    pub fn queue_mapping(&self) -> u16 {
+        self.raw().queue_mapping
     }
 
     /// The flow hash of the buffer, computed from its headers if not known yet
