@@ -72,11 +72,15 @@ pub trait VnicUlp: Send + Sync + 'static {
 
     /// Prepares a frame for the device's transmit, in a buffer whose head is its own with at
     /// least [`SKB_HEADROOM`] bytes before the frame, and whose frame is padded to at least
-    /// [`ETH_ZLEN`] bytes, all in the head: on `Err` the frame is dropped. Atomic context.
+    /// [`ETH_ZLEN`] bytes: on `Err` the frame is dropped. The frame may lie partly in page
+    /// fragments when the device advertises scatter-gather (hfi1 does): the linear part may
+    /// hold as little as the Ethernet header. Atomic context.
     fn encap(&self, skb: &mut SkBuffMut) -> Result;
 
     /// The VL and the entropy of a frame, for the device to choose a queue from. Atomic
-    /// context; the buffer is the stack's, only borrowed.
+    /// context; the buffer is the stack's, only borrowed. The stack calls it before it pads
+    /// the frame or moves a VLAN device's tag into it (`skb_vlan_tag_present()` may hold),
+    /// and the frame may lie partly in fragments, as for [`VnicUlp::encap`].
     fn vl_entropy(&self, skb: &SkBuffRef) -> (u8, u8);
 
     /// The interface's MAC address changed (by `ip link set address`).

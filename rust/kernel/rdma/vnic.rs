@@ -20,7 +20,12 @@
 //! - `ndo_get_stats64` is called with a `struct opa_vnic_stats` whose first member is the
 //!   `struct rtnl_link_stats64` (the client passes the whole structure).
 //!
-//! The netdevs are not scatter/gather capable, so every frame is linear.
+//! - the device may advertise scatter-gather ([`VnicOps::FEATURES`]; hfi1 does): a frame then
+//!   reaches `ndo_start_xmit` with only its headers, or only its metadata and 16B header, in
+//!   the linear part, and the rest in page fragments;
+//! - `ndo_start_xmit` may push back with `NETDEV_TX_BUSY` ([`Xmit::Busy`]): the device hands
+//!   the buffer back with the metadata and the 16B header pulled off again, so that the stack
+//!   requeues the frame it gave, and stops the queue until it has room.
 
 mod adapter;
 mod ops;
@@ -32,7 +37,10 @@ use super::provider::Provider;
 use crate::{
     bindings,
     error::{code::*, Result},
-    net::skbuff::{SkBuff, SkBuffMut},
+    net::{
+        napi::NapiCtx,
+        skbuff::{SkBuff, SkBuffMut},
+    },
     types::{AlwaysRefCounted, Opaque},
 };
 use core::{marker::PhantomData, mem::offset_of, ptr::NonNull};
@@ -64,6 +72,40 @@ impl SkbMetadata {
             flags: m[2],
         })
     }
+}
+
+/// The netdev features a provider advertises on its VNIC netdevs (`netdev_features_t`), in
+/// `features`, `hw_features` and `vlan_features`, as `hfi1_vnic_alloc_rn()` sets them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VnicFeatures(bindings::netdev_features_t);
+
+impl VnicFeatures {
+    /// No feature: every frame reaches the device linear.
+    pub const NONE: Self = Self(0);
+    /// `NETIF_F_SG`: the device gathers a frame from its head and its page fragments.
+    pub const SG: Self = Self(1 << bindings::NETIF_F_SG_BIT);
+    /// `NETIF_F_HIGHDMA`: the device can read frames in high memory.
+    pub const HIGHDMA: Self = Self(1 << bindings::NETIF_F_HIGHDMA_BIT);
+
+    /// Both sets of features.
+    pub const fn with(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// The raw bits.
+    pub const fn bits(self) -> bindings::netdev_features_t {
+        self.0
+    }
+}
+
+/// What a provider's `ndo_start_xmit` did with a buffer.
+pub enum Xmit {
+    /// Taken: sent, queued for the device, or dropped and counted (`NETDEV_TX_OK`).
+    Done,
+    /// No room (`NETDEV_TX_BUSY`): the buffer goes back to the stack as the client gave it to
+    /// the device, less the metadata and the 16B header, and the provider has stopped the
+    /// queue until room frees ([`VnicNetdev::stop_subqueue`]).
+    Busy(SkBuff),
 }
 
 /// The most transmit queues a VNIC netdev gets (hfi1 has 16 SDMA engines).
@@ -169,6 +211,38 @@ impl<T: Provider> VnicNetdev<T> {
         }
     }
 
+    /// Stops the transmit queue `queue` (`netif_stop_subqueue()`): the stack sends it nothing
+    /// until [`VnicNetdev::wake_subqueue`]. Ignored for a queue the netdev does not have.
+    pub fn stop_subqueue(&self, queue: u16) {
+        if self.has_tx_queue(queue) {
+            // SAFETY: The netdev is alive and has the queue.
+            unsafe { bindings::netif_stop_subqueue(self.as_raw(), queue) };
+        }
+    }
+
+    /// Wakes the transmit queue `queue` (`netif_wake_subqueue()`), if the stack can send then
+    /// (the netdev is up); ignored for a queue the netdev does not have.
+    pub fn wake_subqueue(&self, queue: u16) {
+        if self.has_tx_queue(queue) {
+            // SAFETY: The netdev is alive and has the queue.
+            unsafe { bindings::netif_wake_subqueue(self.as_raw(), queue) };
+        }
+    }
+
+    /// Whether the transmit queue `queue` is stopped (`__netif_subqueue_stopped()`); false for
+    /// a queue the netdev does not have.
+    pub fn subqueue_stopped(&self, queue: u16) -> bool {
+        // SAFETY: The netdev is alive and has the queue.
+        self.has_tx_queue(queue)
+            && unsafe { bindings::__netif_subqueue_stopped(self.as_raw(), queue) }
+    }
+
+    fn has_tx_queue(&self, queue: u16) -> bool {
+        // SAFETY: The netdev is alive; `num_tx_queues` is set when it is allocated and never
+        // changes.
+        u32::from(queue) < unsafe { (*self.as_raw()).num_tx_queues }
+    }
+
     /// Allocates a receive buffer with room for `len` bytes (`netdev_alloc_skb`, atomic).
     pub fn alloc_skb(&self, len: u32) -> Result<SkBuffMut> {
         // SAFETY: The netdev is alive; the call has no other precondition.
@@ -176,6 +250,22 @@ impl<T: Provider> VnicNetdev<T> {
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         // SAFETY: The new buffer is ours; its head is not shared, so `cow_head` does not copy.
         unsafe { SkBuff::from_raw(skb) }.cow_head(0)
+    }
+
+    /// Hands a received Ethernet frame to GRO in the NAPI context `ctx` (hfi1's
+    /// `napi_gro_receive()`): sets its protocol (`eth_type_trans`) first.
+    ///
+    /// Fails with `EINVAL`, and frees the buffer, when its linear part is shorter than an
+    /// Ethernet header: `eth_type_trans` pulls one without checking.
+    pub fn receive_gro(&self, ctx: &NapiCtx<'_>, skb: SkBuff) -> Result {
+        if skb.data().len() < bindings::ETH_HLEN as usize {
+            return Err(EINVAL);
+        }
+        // SAFETY: `skb` is a valid buffer we own, whose linear data starts with an Ethernet
+        // header (checked above), which `eth_type_trans` pulls; the netdev is alive.
+        unsafe { bindings::skb_eth_protocol_set(skb.as_raw(), self.as_raw()) };
+        ctx.gro_receive(skb);
+        Ok(())
     }
 
     /// Hands a received Ethernet frame to the stack: sets its protocol (`eth_type_trans`) and

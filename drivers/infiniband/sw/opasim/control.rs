@@ -131,6 +131,7 @@ enum Setting {
     Capabilities,
     Sc2Vl,
     VnicDrops,
+    VnicSdma,
 }
 
 /// A file of a port's setting.
@@ -173,6 +174,12 @@ impl FileOps for PortFile {
                 }
                 Ok(())
             }
+            Setting::VnicSdma => {
+                for (name, n) in self.port.sdma.read() {
+                    let _ = writeln!(w, "{} {}", name, n);
+                }
+                Ok(())
+            }
         };
         Ok(())
     }
@@ -186,8 +193,8 @@ impl FileOps for PortFile {
                 );
                 return Err(EPERM);
             }
-            Setting::VnicDrops => {
-                pr_warn!("port {}: vnic_drops is read only\n", self.port.num);
+            Setting::VnicDrops | Setting::VnicSdma => {
+                pr_warn!("port {}: the VNIC counters are read only\n", self.port.num);
                 return Err(EPERM);
             }
             Setting::Sc2Vl => {
@@ -220,7 +227,9 @@ impl FileOps for PortFile {
                     .configure(self.dev_index, &self.port, Change::Lid, |c| c.lid = lid)
             }
             Setting::Pkeys => self.store_pkeys(input),
-            Setting::Capabilities | Setting::Sc2Vl | Setting::VnicDrops => Err(EPERM),
+            Setting::Capabilities | Setting::Sc2Vl | Setting::VnicDrops | Setting::VnicSdma => {
+                Err(EPERM)
+            }
             Setting::State => {
                 let active = match word {
                     b"active" | b"up" => true,
@@ -270,6 +279,7 @@ pub(crate) fn port_files(
         (c_str!("capabilities"), Setting::Capabilities, 0o444),
         (c_str!("sc2vl"), Setting::Sc2Vl, 0o644),
         (c_str!("vnic_drops"), Setting::VnicDrops, 0o444),
+        (c_str!("vnic_sdma"), Setting::VnicSdma, 0o444),
     ] {
         let data = Arc::new(
             PortFile {

@@ -18,6 +18,7 @@ use kernel::{
 mod capture;
 mod control;
 mod fabric;
+mod fifo;
 mod hfi;
 mod integrity;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
@@ -27,6 +28,7 @@ mod port;
 mod sim;
 mod ud;
 mod vnic;
+mod vnic_dma;
 mod vnic_stats;
 
 /// The wire formats shared with the VNIC drivers and the host tools.
@@ -62,6 +64,12 @@ kernel::module_param_uint!(
     "Transmit queues of each VNIC netdev (1 to 16), as hfi1 gives one per SDMA engine"
 );
 
+kernel::module_param_uint!(
+    vnic_sdma_descs,
+    2048,
+    "Descriptors of each VNIC transmit queue's SDMA ring (a power of 2, 64 to 32768; hfi1's sdma_descq_cnt)"
+);
+
 /// The most devices made at load time.
 const MAX_LOAD_DEVICES: u32 = 16;
 
@@ -89,6 +97,11 @@ impl kernel::Module for OpasimModule {
                 "vnic_tx_queues is 1 to {}\n",
                 kernel::rdma::vnic::MAX_TX_QUEUES
             );
+            return Err(EINVAL);
+        }
+        let descs = vnic_sdma_descs.get();
+        if !(64..=32768).contains(&descs) || !descs.is_power_of_two() {
+            pr_err!("vnic_sdma_descs is a power of 2 from 64 to 32768\n");
             return Err(EINVAL);
         }
         if ndev > MAX_LOAD_DEVICES || nports == 0 || nports > sim::MAX_DEVICE_PORTS {

@@ -89,6 +89,37 @@ impl Counters {
     }
 }
 
+/// The SDMA rings of a port's VNIC netdevs, summed (`vnic_sdma` in debugfs): how often a
+/// transmit found its ring full (`NETDEV_TX_BUSY`), queues stopped and woken, packets
+/// completed (sent) or lost by the DMA (no memory to gather them), and frames on the queue of
+/// another VL.
+#[derive(Default)]
+pub(crate) struct SdmaCounters {
+    pub(crate) busy: AtomicU64,
+    pub(crate) stops: AtomicU64,
+    pub(crate) wakes: AtomicU64,
+    pub(crate) completed: AtomicU64,
+    pub(crate) dma_errors: AtomicU64,
+    /// Frames whose queue (chosen by `ndo_select_queue` from the metadata then) is not the one
+    /// their metadata at transmit selects: hfi1 would post them to an SDMA engine of another
+    /// VL (`sdma_select_engine_vl()`) than the VL in their PBC.
+    pub(crate) queue_vl_mismatch: AtomicU64,
+}
+
+impl SdmaCounters {
+    /// The counters with their names.
+    pub(crate) fn read(&self) -> [(&'static str, u64); 6] {
+        [
+            ("tx_busy", Counters::get(&self.busy)),
+            ("queue_stops", Counters::get(&self.stops)),
+            ("queue_wakes", Counters::get(&self.wakes)),
+            ("completed", Counters::get(&self.completed)),
+            ("dma_errors", Counters::get(&self.dma_errors)),
+            ("queue_vl_mismatch", Counters::get(&self.queue_vl_mismatch)),
+        ]
+    }
+}
+
 /// The capability masks of a port, as its users set them through `ib_modify_port()` (the IB
 /// CM its `CapabilityMask`, an OPA VNIC driver its `CapabilityMask3`).
 #[derive(Default)]
@@ -136,6 +167,8 @@ pub(crate) struct Port {
     pub(crate) counters: Counters,
     /// The VNIC packets the HFI's integrity checks dropped, by reason.
     pub(crate) tx_drops: DropCounters,
+    /// The VNIC netdevs' SDMA rings.
+    pub(crate) sdma: SdmaCounters,
     /// The port's capability masks.
     pub(crate) caps: Capabilities,
 }
@@ -159,6 +192,7 @@ impl Port {
                 sc2vl <- new_irq_spinlock!(DEFAULT_SC2VL, "opasim_port_sc2vl"),
                 counters: Counters::default(),
                 tx_drops: DropCounters::default(),
+                sdma: SdmaCounters::default(),
                 caps: Capabilities::default(),
             }),
             GFP_KERNEL,

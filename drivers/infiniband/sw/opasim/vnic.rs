@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
 //! The OPA VNIC data path of the simulated HFI, as hfi1 does it
-//! (`drivers/infiniband/hw/hfi1/vnic_main.c`): a transmit takes the metadata off the frame,
-//! drops it on an encapsulation error, appends pad, ICRC and tail to the 16B packet the client
-//! built and sends it through the switch by DLID; a receive checks the P_Key, finds the netdev
-//! by the vesw id of the L4 header, strips the 16B header, pad, ICRC and tail, checks the
-//! length and hands the Ethernet frame to the stack. The statistics are hfi1's.
+//! (`drivers/infiniband/hw/hfi1/vnic_main.c`, `vnic_sdma.c`): the netdev offers
+//! scatter-gather; a transmit takes the metadata off the frame, drops it on an encapsulation
+//! error, and posts the packet to the SDMA ring of its queue, or pushes back with
+//! `NETDEV_TX_BUSY` when the ring is full ([`crate::vnic_dma`]); the ring's completion
+//! gathers the head and the fragments, appends pad, ICRC and tail and sends the packet
+//! through the switch by DLID. A receive checks the P_Key, finds the netdev by the low 8 bits
+//! of the vesw id of the L4 header (hfi1's `VNIC_ID()`), and queues the packet for the
+//! netdev's NAPI poll, which strips the 16B header, pad, ICRC and tail, checks the length and
+//! hands the Ethernet frame to GRO. The statistics are hfi1's.
 
 use crate::{
     capture::Kind,
@@ -13,20 +17,33 @@ use crate::{
     hfi::Hfi,
     integrity::{self, TxDrop},
     port::{Counters, Port},
+    vnic_dma::{Post, RxPoll, VnicDma},
     vnic_stats::{self, VnicCounters, ETH_FCS_LEN},
     wire::hdr16b::{self, Hdr16b, RxLen},
 };
 use kernel::{
     bindings,
-    net::skbuff::SkBuff,
+    net::{
+        napi::{Napi, NapiCtx},
+        skbuff::{SkBuff, SkBuffRef},
+    },
     new_mutex,
     prelude::*,
     rdma::{
         provider::Device,
-        vnic::{SkbMetadata, VnicNetdev, VnicOps, SKB_MDATA_ENCAP_ERR},
+        vnic::{
+            SkbMetadata, VnicFeatures, VnicNetdev, VnicOps, Xmit, SKB_MDATA_ENCAP_ERR,
+            SKB_MDATA_LEN,
+        },
     },
     sync::{Arc, Mutex},
 };
+
+/// hfi1's `VNIC_MASK`: receive finds a netdev by the low 8 bits of the 12-bit vesw id
+/// (`VNIC_ID()` keys `hfi1_netdev_add_data()`), so two vesws of one port whose ids are equal
+/// modulo 256 collide: the second netdev's open fails with `EBUSY`, and frames of the other
+/// vesw reach the first one.
+pub(crate) const VNIC_ID_MASK: u16 = 0xff;
 
 /// The vesw id of a VNIC netdev and whether it is bound to its port.
 struct Binding {
@@ -49,11 +66,16 @@ pub(crate) struct HfiVnic {
     pub(crate) queues: u32,
     /// The netdev's statistics.
     pub(crate) stats: VnicCounters,
+    /// The netdev's SDMA rings and receive queue.
+    pub(crate) dma: Arc<VnicDma>,
+    /// The NAPI context that delivers what the receive queue holds.
+    pub(crate) napi: Pin<KBox<Napi<RxPoll>>>,
 }
 
 impl HfiVnic {
     /// A netdev's data on `port`.
     pub(crate) fn new(port: Arc<Port>, fabric: Arc<Fabric>) -> Result<Self> {
+        let dma = VnicDma::new(crate::vnic_tx_queues.get(), crate::vnic_sdma_descs.get())?;
         Ok(Self {
             port,
             fabric,
@@ -69,12 +91,25 @@ impl HfiVnic {
             )?,
             queues: crate::vnic_tx_queues.get(),
             stats: VnicCounters::default(),
+            napi: KBox::pin_init(Napi::new(RxPoll(dma.clone())), GFP_KERNEL)?,
+            dma,
         })
+    }
+}
+
+impl Drop for HfiVnic {
+    fn drop(&mut self) {
+        // The netdev is unregistered (its stop sent what the rings held): wait for a DMA work
+        // item that may still run, before the module it runs in can go.
+        self.dma.flush_tx();
     }
 }
 
 /// hfi1's `hfi1_netdev_ops` and `rn.set_id`, for opasim's netdevs.
 impl VnicOps<Hfi> for HfiVnic {
+    /// `hfi1_vnic_alloc_rn()`: `NETIF_F_HIGHDMA | NETIF_F_SG`.
+    const FEATURES: VnicFeatures = VnicFeatures::SG.with(VnicFeatures::HIGHDMA);
+
     fn alloc(dev: &Device<Hfi>, num: u32) -> Result<Self> {
         let d = dev.data();
         HfiVnic::new(d.port(num)?.clone(), d.fabric.clone())
@@ -96,7 +131,7 @@ impl VnicOps<Hfi> for HfiVnic {
         stop(nd)
     }
 
-    fn xmit(nd: &VnicNetdev<Hfi>, skb: SkBuff) {
+    fn xmit(nd: &VnicNetdev<Hfi>, skb: SkBuff) -> Xmit {
         xmit(nd, skb)
     }
 
@@ -114,7 +149,9 @@ fn up(nd: &VnicNetdev<Hfi>, b: &mut Binding) -> Result {
     if b.vesw_id == 0 {
         return Err(EINVAL);
     }
-    nd.data().port.attach_vnic(b.vesw_id as u16, nd)?;
+    let v = nd.data();
+    v.port.attach_vnic(b.vesw_id as u16 & VNIC_ID_MASK, nd)?;
+    v.dma.attach(nd);
     nd.start();
     b.up = true;
     Ok(())
@@ -123,8 +160,13 @@ fn up(nd: &VnicNetdev<Hfi>, b: &mut Binding) -> Result {
 /// Unbinds the netdev from its port, if bound.
 fn down(nd: &VnicNetdev<Hfi>, b: &mut Binding) {
     if core::mem::take(&mut b.up) {
+        let v = nd.data();
+        v.port.detach_vnic(nd);
         nd.stop();
-        nd.data().port.detach_vnic(nd);
+        // Nothing sends on the netdev now: what the rings hold goes out, the receive queue
+        // is dropped. Only `binding`'s holder pauses the context, so this cannot be `EBUSY`.
+        v.dma.flush_tx();
+        let _ = v.napi.paused(|| v.dma.detach());
     }
 }
 
@@ -154,48 +196,85 @@ pub(crate) fn set_id(nd: &VnicNetdev<Hfi>, id: i32) {
     }
 }
 
-/// `ndo_start_xmit`.
-pub(crate) fn xmit(nd: &VnicNetdev<Hfi>, mut skb: SkBuff) {
+/// What the counters of a transmitted frame need (`hfi1_vnic_update_tx_counters()`), read
+/// before the packet goes to its ring.
+struct TxCount {
+    len: u32,
+    eth: [u8; 14],
+}
+
+impl TxCount {
+    /// The frame that starts `offset` bytes into `skb`.
+    fn of(skb: &SkBuffRef, offset: u32) -> Self {
+        let mut eth = [0u8; 14];
+        let mut copy = [0u8; 14];
+        if let Some(h) = skb.header(offset, &mut copy) {
+            eth = *h;
+        }
+        Self {
+            len: skb.len().saturating_sub(offset),
+            eth,
+        }
+    }
+}
+
+/// `ndo_start_xmit` (`hfi1_netdev_start_xmit()`).
+pub(crate) fn xmit(nd: &VnicNetdev<Hfi>, mut skb: SkBuff) -> Xmit {
     let v = nd.data();
     let s = &v.stats;
+    let q = skb.queue_mapping();
     if !nd.oper_up() {
         Counters::inc(&s.tx_drop_state);
-        count_tx(s, &skb, false);
-        return;
+        count_tx(s, &TxCount::of(&skb, 0), false);
+        return Xmit::Done;
     }
     let meta = SkbMetadata::parse(skb.data()).unwrap_or_default();
-    if skb.pull(kernel::rdma::vnic::SKB_MDATA_LEN as u32).is_err() {
+    if q != select_queue(&meta, v.queues) {
+        Counters::inc(&v.port.sdma.queue_vl_mismatch);
+    }
+    if skb.pull(SKB_MDATA_LEN as u32).is_err() {
         Counters::inc(&s.tx_carrier_errors);
-        return;
+        return Xmit::Done;
     }
     if meta.flags & SKB_MDATA_ENCAP_ERR != 0 {
         Counters::inc(&s.tx_dlid_zero);
         Counters::inc(v.port.tx_drops.of(TxDrop::EncapErr));
-        count_tx(s, &skb, false);
-        return;
+        count_tx(s, &TxCount::of(&skb, 0), false);
+        return Xmit::Done;
     }
-    let ok = send(v, meta.vl, skb.data()).inspect_err(|&e| {
-        if e == ENOMEM {
-            Counters::inc(&s.tx_fifo_errors);
-        } else {
-            Counters::inc(&s.tx_carrier_errors);
-        }
-    });
     // The counters see the Ethernet frame, as hfi1's (which pulls the header first).
-    if skb.pull(hdr16b::HDR_LEN as u32).is_err() {
-        return;
-    }
-    count_tx(s, &skb, ok.is_ok());
-    if ok.is_ok() {
-        // Sent, not dropped: drop monitors must not count it.
-        skb.consume();
+    let count = TxCount::of(&skb, hdr16b::HDR_LEN as u32);
+    match v.dma.post(q, skb, meta.vl) {
+        Post::Queued => {
+            v.dma.kick();
+            count_tx(s, &count, true);
+            Xmit::Done
+        }
+        Post::Dead(skb) => {
+            Counters::inc(&s.tx_carrier_errors);
+            count_tx(s, &count, false);
+            drop(skb);
+            Xmit::Done
+        }
+        Post::Busy(mut skb) => {
+            // hfi1: the header pulled off, the queue stopped, and started again at once if
+            // the ring is active meanwhile (`hfi1_vnic_maybe_stop_tx()`); no counter.
+            let _ = skb.pull(hdr16b::HDR_LEN as u32);
+            Counters::inc(&v.port.sdma.busy);
+            Counters::inc(&v.port.sdma.stops);
+            nd.stop_subqueue(q);
+            if v.dma.write_avail(q) {
+                nd.wake_subqueue(q);
+            }
+            Xmit::Busy(skb)
+        }
     }
 }
 
-fn count_tx(s: &VnicCounters, skb: &SkBuff, good: bool) {
+fn count_tx(s: &VnicCounters, c: &TxCount, good: bool) {
     Counters::inc(&s.tx_packets);
-    Counters::add(&s.tx_bytes, u64::from(skb.len()) + ETH_FCS_LEN);
-    s.tx_grp.count(skb.data(), skb.len() as usize, good);
+    Counters::add(&s.tx_bytes, u64::from(c.len) + ETH_FCS_LEN);
+    s.tx_grp.count(&c.eth, c.len as usize, good);
 }
 
 /// The queue of a frame, from the metadata the ULP pushed in front of it: hfi1 picks an SDMA
@@ -225,6 +304,17 @@ pub(crate) fn wire_packet(pkt: &[u8]) -> Result<(Hdr16b, KVec<u8>)> {
         *tail |= hdr16b::TAIL_LT_TAIL_FLIT;
     }
     Ok((hdr, wire))
+}
+
+/// Sends the packet in `skb` (16B header and frame, the rest of it in page fragments as the
+/// stack built it) from the port of `v` on `vl`: the SDMA engine gathers the head and every
+/// fragment (`build_vnic_ulp_payload()`), then [`send`].
+pub(crate) fn dma_send(v: &HfiVnic, vl: u8, skb: &SkBuff) -> Result {
+    let len = skb.len() as usize;
+    let mut pkt = KVec::with_capacity(len, GFP_ATOMIC)?;
+    pkt.extend_with(len, 0, GFP_ATOMIC)?;
+    skb.copy_bits(0, &mut pkt)?;
+    send(v, vl, &pkt)
 }
 
 /// Sends the 16B packet `pkt` (header and frame) from the port of `v` on `vl`: the HFI's
@@ -274,7 +364,7 @@ pub(crate) fn receive(port: &Port, wire: &[u8]) {
         Counters::inc(&c.rcv_dropped);
         return;
     }
-    let Some(nd) = port.vnic(d.hdr.vesw_id()) else {
+    let Some(nd) = port.vnic(d.hdr.vesw_id() & VNIC_ID_MASK) else {
         // hfi1 counts a packet for an unknown vesw on the first netdev of the port.
         if let Some(first) = port.first_vnic() {
             Counters::inc(&first.data().stats.rx_nohandler);
@@ -284,11 +374,32 @@ pub(crate) fn receive(port: &Port, wire: &[u8]) {
     };
     Counters::inc(&c.rcv_packets);
     Counters::add(&c.rcv_bytes, wire.len() as u64);
+    // The receive context's NAPI poll runs the driver's part ([`deliver`]).
+    let mut copy = KVec::new();
+    if copy.extend_from_slice(wire, GFP_ATOMIC).is_err() {
+        Counters::inc(&c.rcv_dropped);
+        return;
+    }
+    let v = nd.data();
+    if v.dma.post_rx(copy).is_err() {
+        Counters::inc(&c.rcv_dropped);
+        return;
+    }
+    v.napi.schedule();
+}
+
+/// `hfi1_vnic_bypass_rcv()` in the NAPI poll `ctx` of `nd`: the state check, decapsulation,
+/// the length checks and counters, and the frame to GRO.
+pub(crate) fn deliver(nd: &VnicNetdev<Hfi>, ctx: &NapiCtx<'_>, wire: &[u8]) {
     let s = &nd.data().stats;
     if !nd.oper_up() {
         Counters::inc(&s.rx_drop_state);
         return;
     }
+    let Ok(d) = hdr16b::decap(wire) else {
+        Counters::inc(&s.rx_runt);
+        return;
+    };
     let eth = d.eth;
     let good = match hdr16b::rx_len_check(eth.len(), nd.mtu()) {
         RxLen::Ok => true,
@@ -317,7 +428,7 @@ pub(crate) fn receive(port: &Port, wire: &[u8]) {
     }
     // The length checks above keep runts away; the stack refuses a frame without an Ethernet
     // header all the same.
-    if nd.receive(skb.into_inner()).is_err() {
+    if nd.receive_gro(ctx, skb.into_inner()).is_err() {
         Counters::inc(&s.rx_runt);
     }
 }

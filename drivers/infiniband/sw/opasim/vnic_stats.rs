@@ -138,6 +138,6 @@ pub(crate) fn stats(nd: &VnicNetdev<Hfi>, out: &mut bindings::opa_vnic_stats) {
     n.rx_errors =
         n.rx_fifo_errors + n.rx_nohandler + out.rx_drop_state + out.rx_oversize + out.rx_runt;
     n.rx_dropped = n.rx_errors;
-    n.multicast = out.rx_grp.mcastbcast;
-    n.rx_length_errors = out.rx_oversize + out.rx_runt;
+    // hfi1 sets `multicast` and `rx_length_errors` in `netdev->stats` only, which the VNIC
+    // driver's `ndo_get_stats64` does not read: they stay 0 in the `opa_vnic_stats`.
 }

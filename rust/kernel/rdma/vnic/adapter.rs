@@ -3,7 +3,7 @@
 //! The `alloc_rdma_netdev` operation of a provider and the operations of its VNIC netdevs, which
 //! call the provider's [`VnicOps`].
 
-use super::{SkbMetadata, VnicNetdev, VnicOps, MAX_TX_QUEUES, PRIV_OFFSET};
+use super::{SkbMetadata, VnicNetdev, VnicOps, Xmit, MAX_TX_QUEUES, PRIV_OFFSET};
 use crate::rdma::provider::{Device, Provider};
 use crate::{
     bindings,
@@ -73,6 +73,12 @@ impl<T: Provider> Adapter<T> {
             (*rn).set_id = Some(Self::set_id);
             p.add(PRIV_OFFSET).cast::<T::Vnic>().write(data);
             (*nd).netdev_ops = &Self::NETDEV_OPS;
+            // As `hfi1_vnic_alloc_rn()`: the same features offered, on, and inherited by VLAN
+            // devices on top.
+            let features = T::Vnic::FEATURES.bits();
+            (*nd).features = features;
+            (*nd).hw_features = features;
+            (*nd).vlan_features = features;
         }
         nd
     }
@@ -131,12 +137,18 @@ impl<T: Provider> Adapter<T> {
     ) -> bindings::netdev_tx_t {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
         let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        if let Some(skb) = NonNull::new(skb) {
-            // SAFETY: `ndo_start_xmit` passes the ownership of the buffer; the netdev has no
-            // scatter/gather feature, so the buffer is linear.
-            T::Vnic::xmit(nd, unsafe { SkBuff::from_raw(skb) });
+        let Some(skb) = NonNull::new(skb) else {
+            return bindings::netdev_tx_NETDEV_TX_OK;
+        };
+        // SAFETY: `ndo_start_xmit` passes the ownership of the buffer.
+        match T::Vnic::xmit(nd, unsafe { SkBuff::from_raw(skb) }) {
+            Xmit::Done => bindings::netdev_tx_NETDEV_TX_OK,
+            Xmit::Busy(skb) => {
+                // The stack keeps the buffer it gave and requeues it.
+                let _ = skb.into_raw();
+                bindings::netdev_tx_NETDEV_TX_BUSY
+            }
         }
-        bindings::netdev_tx_NETDEV_TX_OK
     }
 
     /// # Safety
@@ -150,8 +162,9 @@ impl<T: Provider> Adapter<T> {
     ) -> u16 {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
         let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
-        // SAFETY: The buffer is valid during the call and linear; its head holds at least the
-        // metadata the client pushed (`skb->data`, `skb_headlen`).
+        // SAFETY: The buffer is valid during the call; its head (`skb->data`, `skb_headlen`
+        // bytes) holds at least the metadata the client pushed there, whatever lies in
+        // fragments.
         let meta = unsafe {
             let len = ((*skb).len - (*skb).data_len) as usize;
             let head = core::slice::from_raw_parts((*skb).data, len);

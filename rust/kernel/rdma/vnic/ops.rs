@@ -2,7 +2,7 @@
 
 //! The operations a provider gives its OPA VNIC netdevs.
 
-use super::{SkbMetadata, VnicNetdev};
+use super::{SkbMetadata, VnicFeatures, VnicNetdev, Xmit};
 use crate::rdma::provider::{Device, Provider};
 use crate::{bindings, net::skbuff::SkBuff, prelude::*};
 
@@ -13,6 +13,9 @@ pub trait VnicOps<P: Provider>: Sized + Send + Sync + 'static {
     /// Whether the devices can allocate `RDMA_NETDEV_OPA_VNIC` netdevs (false only for
     /// [`NoVnic`]).
     const SUPPORTED: bool = true;
+
+    /// The features the netdevs advertise (hfi1: scatter-gather and high DMA).
+    const FEATURES: VnicFeatures = VnicFeatures::NONE;
 
     /// Accepts a new VNIC netdev on `port` (checked to exist): the provider's data for it.
     fn alloc(dev: &Device<P>, port: u32) -> Result<Self>;
@@ -30,9 +33,11 @@ pub trait VnicOps<P: Provider>: Sized + Send + Sync + 'static {
     /// `ndo_stop`.
     fn stop(nd: &VnicNetdev<P>);
 
-    /// `ndo_start_xmit`: `skb` starts with the metadata, then the 16B header and the frame.
-    /// The provider owns the buffer (frees or passes it on).
-    fn xmit(nd: &VnicNetdev<P>, skb: SkBuff);
+    /// `ndo_start_xmit`: `skb` starts with the metadata, then the 16B header and the frame
+    /// (in the head: the client pushed them there; with [`VnicFeatures::SG`] the rest may lie
+    /// in fragments). The provider owns the buffer (frees or passes it on), or gives it back
+    /// with [`Xmit::Busy`].
+    fn xmit(nd: &VnicNetdev<P>, skb: SkBuff) -> Xmit;
 
     /// `ndo_select_queue`, from the frame's metadata: a queue below
     /// [`VnicOps::tx_queues`] (the stack caps a larger one, with a warning).
@@ -66,7 +71,9 @@ impl<P: Provider> VnicOps<P> for NoVnic {
 
     fn stop(_nd: &VnicNetdev<P>) {}
 
-    fn xmit(_nd: &VnicNetdev<P>, _skb: SkBuff) {}
+    fn xmit(_nd: &VnicNetdev<P>, _skb: SkBuff) -> Xmit {
+        Xmit::Done
+    }
 
     fn select_queue(_nd: &VnicNetdev<P>, _meta: &SkbMetadata) -> u16 {
         0
