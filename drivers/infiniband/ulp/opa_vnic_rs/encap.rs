@@ -4,7 +4,7 @@
 //! frame, as `opa_vnic_encap_skb()` builds them, from the decisions of [`crate::wire::encap`].
 
 use crate::wire::{
-    encap::{self as rules, TxFrame, ETH_ZLEN, FLOW_TBL_SIZE},
+    encap::{self as rules, TxFrame, FLOW_TBL_SIZE, TX_PARSE_LEN},
     hdr16b::{Encap, HDR_LEN},
     vema_info::VeswPortInfo,
 };
@@ -24,15 +24,18 @@ pub(crate) struct TxInfo {
 }
 
 /// Puts the 16B header and the HFI metadata in front of the Ethernet frame in `skb` (whose
-/// head is its own, with room for both, and whose frame is at least [`ETH_ZLEN`] bytes:
-/// shorter ones fail).
+/// head is its own, with room for both, and whose frame is at least
+/// [`ETH_ZLEN`](crate::wire::encap::ETH_ZLEN) bytes: shorter ones fail). The frame may lie
+/// partly in page fragments (the HFI driver advertises scatter-gather): its headers are read
+/// wherever they are, as the C driver reads them through the skb's header offsets.
 ///
 /// `mac_dlid` looks the destination MAC up in the vport's MAC table (0: no entry). A frame
 /// with no destination LID, or whose header cannot be encoded (an SC or frame length that
 /// does not fit its field, which the C driver would write over neighbouring fields), gets
 /// [`MDATA_ENCAP_ERR`] and a zero header, for the HFI to drop and count.
 ///
-/// This runs for every frame sent: the frame is read through one fixed-size array and both
+/// This runs for every frame sent: the frame's headers are read through one fixed-size array
+/// (a view of the linear part, or a copy when the headers straddle a fragment) and both
 /// headers are written with one push into another, so that nothing on the way is a bounds
 /// check, a copy call or a second walk of the data.
 pub(crate) fn encap_skb(
@@ -43,12 +46,12 @@ pub(crate) fn encap_skb(
     let entropy = rules::entropy_from_hash(skb.hash());
     let eth_len = skb.len() as usize;
     let protocol = skb.protocol();
-    let frame: &[u8; ETH_ZLEN] = skb.data().first_chunk().ok_or(EINVAL)?;
+    let mut copy = [0u8; TX_PARSE_LEN];
     let TxFrame {
         dmac,
         vlan_tci,
         class,
-    } = TxFrame::parse(frame, protocol);
+    } = TxFrame::parse(skb.header(0, &mut copy).ok_or(EINVAL)?, protocol);
 
     let info = &tx.info;
     let def_port = rules::def_port(&tx.flow_tbl, entropy);

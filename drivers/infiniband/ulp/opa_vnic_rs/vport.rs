@@ -14,6 +14,7 @@ use crate::wire::{
         TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
     },
     vema_info::{VeswPortInfo, STATE_FORWARDING},
+    vema_mac::ETH_ALEN,
 };
 use kernel::{
     c_str,
@@ -39,6 +40,10 @@ use kernel::{
 pub(crate) const TRAP_BURST_LIMIT: u32 = 4;
 /// The rate limiting window of a vport's traps: 4.096 us * 2^18 (`OPA_VNIC_TRAP_TIMEOUT`).
 pub(crate) const TRAP_WINDOW_MS: i64 = 1073;
+
+/// The bytes of a frame that hold its destination MAC and, if tagged, its VLAN TCI (both MACs,
+/// the tag protocol and the TCI).
+const MAC_TAG_LEN: usize = 16;
 
 /// What transmit reads per packet, as one immutable snapshot: the configuration the
 /// encapsulation uses, the flow table and the MAC table. The agent publishes a new one whole
@@ -258,11 +263,24 @@ impl VnicUlp for VportUlp {
 
     fn vl_entropy(&self, skb: &SkBuffRef) -> (u8, u8) {
         let entropy = entropy_from_hash(skb.hash());
-        let frame = skb.data();
-        let Some(dmac) = frame_dmac(frame) else {
+        // The destination MAC and a tag in the frame, wherever they lie (a packet socket on
+        // a scatter-gather device leaves only the Ethernet header in the linear part); the
+        // stack has not padded the frame yet, so it may be shorter than a tagged header.
+        let mut hdr = [0u8; MAC_TAG_LEN];
+        let mut mac = [0u8; ETH_ALEN];
+        let (dmac, frame_tci) = match skb.header(0, &mut hdr) {
+            Some(h) => (frame_dmac(h), frame_vlan_tci(h)),
+            None => (skb.header(0, &mut mac).copied(), None),
+        };
+        let Some(dmac) = dmac else {
             return (0, entropy);
         };
-        let tci = frame_vlan_tci(frame);
+        // The stack picks the queue before it moves a VLAN device's tag into the frame
+        // (`validate_xmit_vlan()` runs after `netdev_core_pick_tx()`, as the netdev has no
+        // VLAN offload), so the tag may still be out of band here; encap reads it from the
+        // frame. Either way the VL comes from the tag the frame goes out with, so the queue
+        // is the one of the VL the packet is sent on.
+        let tci = skb.vlan_tci().or(frame_tci);
         let guard = Guard::new();
         let vl = self
             .shared
