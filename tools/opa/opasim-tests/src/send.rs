@@ -7,6 +7,7 @@
 //! ```text
 //! vnic-send --dev IF --kind K [--count N] [--flows N] [--len L] [--dmac MAC] [--vlan PCP]
 //!           [--raw]
+//! vnic-send --udp-more IPV4:PORT [--count N] [--len L]
 //! ```
 //!
 //! Kinds, one per routing control class and beyond: `ipv4-tcp`, `ipv4-udp`, `ipv4-icmp`,
@@ -35,6 +36,8 @@ struct Args {
     dmac: [u8; 6],
     vlan: Option<u8>,
     raw: bool,
+    /// `--udp-more`: where UDP datagrams built from two writes go.
+    udp_more: Option<std::net::SocketAddrV4>,
 }
 
 fn parse_mac(s: &str) -> Option<[u8; 6]> {
@@ -46,7 +49,7 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 fn parse() -> Result<Args, String> {
-    let usage = "usage: vnic-send --dev IF --kind K [--count N] [--flows N] [--len L] [--dmac MAC] [--vlan PCP] [--raw]";
+    let usage = "usage: vnic-send --dev IF --kind K [--count N] [--flows N] [--len L] [--dmac MAC] [--vlan PCP] [--raw]\n       vnic-send --udp-more IPV4:PORT [--count N] [--len L]";
     let mut a = Args {
         dev: String::new(),
         kind: String::new(),
@@ -56,6 +59,7 @@ fn parse() -> Result<Args, String> {
         dmac: [0xff; 6],
         vlan: None,
         raw: false,
+        udp_more: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(o) = it.next() {
@@ -73,8 +77,12 @@ fn parse() -> Result<Args, String> {
             "--len" => a.len = Some(v.parse().map_err(|_| bad())?),
             "--dmac" => a.dmac = parse_mac(&v).ok_or_else(bad)?,
             "--vlan" => a.vlan = Some(v.parse().ok().filter(|&p: &u8| p < 8).ok_or_else(bad)?),
+            "--udp-more" => a.udp_more = Some(v.parse().map_err(|_| bad())?),
             _ => return Err(usage.into()),
         }
+    }
+    if a.udp_more.is_some() {
+        return Ok(a);
     }
     if a.dev.is_empty() || a.kind.is_empty() || a.flows == 0 {
         return Err(usage.into());
@@ -237,8 +245,54 @@ fn run(a: &Args) -> Result<(), String> {
     Ok(())
 }
 
+/// `--udp-more`: `count` UDP datagrams of `len` bytes of payload (default 1000), each written
+/// in two parts, the first with `MSG_MORE`: the kernel appends the second to the first's
+/// buffer, in page fragments when the interface offers scatter-gather, so the frame reaches
+/// the driver with only its headers and the first part in the linear area.
+fn run_udp_more(a: &Args, to: std::net::SocketAddrV4) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    // Not connected: an ICMP port unreachable from the peer (nothing listens) must not fail
+    // the next write.
+    let sock = std::net::UdpSocket::bind("0.0.0.0:0").map_err(|e| format!("UDP socket: {e}"))?;
+    // SAFETY: all-zero is a valid `sockaddr_in`.
+    let mut sin: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    sin.sin_family = libc::AF_INET as u16;
+    sin.sin_port = to.port().to_be();
+    sin.sin_addr.s_addr = u32::from(*to.ip()).to_be();
+    let len = a.len.unwrap_or(1000);
+    let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
+    let (first, rest) = payload.split_at(8.min(len));
+    for i in 0..a.count {
+        for (part, flags) in [(first, libc::MSG_MORE), (rest, 0)] {
+            // SAFETY: `part` and `sin` are valid for the call, with their lengths.
+            let n = unsafe {
+                libc::sendto(
+                    sock.as_raw_fd(),
+                    part.as_ptr().cast(),
+                    part.len(),
+                    flags,
+                    (&sin as *const libc::sockaddr_in).cast(),
+                    std::mem::size_of::<libc::sockaddr_in>() as u32,
+                )
+            };
+            if n != part.len() as isize {
+                let e = std::io::Error::last_os_error();
+                return Err(format!("datagram {i} to {to}: {e}"));
+            }
+        }
+    }
+    println!(
+        "vnic-send: {} UDP datagram(s) of {len} bytes in two writes to {to}",
+        a.count
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
-    match parse().and_then(|a| run(&a)) {
+    match parse().and_then(|a| match a.udp_more {
+        Some(to) => run_udp_more(&a, to),
+        None => run(&a),
+    }) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("vnic-send: {e}");

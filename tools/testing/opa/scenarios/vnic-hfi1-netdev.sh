@@ -1,0 +1,270 @@
+# SPDX-License-Identifier: GPL-2.0
+# The VNIC drivers on an opasim whose netdev is hfi1's as the ULP and the
+# stack see it (Documentation/infiniband/opasim.rst, "opasim as hfi1"):
+# scatter-gather offered (hfi1_vnic_alloc_rn()), so frames reach the ULP
+# with only part of them in the linear area; a small SDMA ring per queue
+# (vnic_sdma_descs=64), completed after ndo_start_xmit returns, that pushes
+# back with NETDEV_TX_BUSY (hfi1_netdev_start_xmit()); receive through NAPI
+# and GRO. The C opa_vnic and opa_vnic_rs run the same steps in one boot:
+#
+#   layouts     UDP datagrams written in two parts (MSG_MORE), AF_PACKET
+#               frames of 4-9 KiB (their payload in page fragments), each
+#               delivered, with the same 16B headers and ethtool -S deltas
+#               under both drivers; raw AF_PACKET jumbo frames (only the
+#               Ethernet header linear) for opa_vnic_rs, which the C driver
+#               cannot take (skb_under_panic, see vnic-traffic.sh)
+#   vlan        a VLAN device whose PCP maps to another VL than untagged
+#               frames: the queue the stack picked must be the one of the
+#               VL the frame is sent on (opasim counts queue_vl_mismatch)
+#   tcp         4 MiB of TCP with timestamps off, then on: every byte at
+#               the receiver, tx_dropped 0, and the small ring pushed back
+#               (tx_busy) and woke its queues (queue_wakes)
+#   forwarded   frames bridged from a veth, whose linear part is only the
+#               Ethernet header: sent by opa_vnic_rs with the headers of the
+#               same frames sent directly (the C driver panics on the
+#               bridge's own frames: see below)
+#   rmmod       the ULP, then opasim, removed while TCP runs
+. /opa/guest-lib.sh
+
+for b in vnic-em opasim-capture vnic-send; do [ -x /opa/$b ] || fail "/opa/$b is missing"; done
+
+cat >/tmp/sg.toml <<'TOML'
+[em]
+fabric_id = 1
+
+[[vesw]]
+id = 1
+name = "sg"
+pkey = 0x8001
+eth_mtu = 9000
+unknown_mcast_dlid = 0xf00001
+mac_table_from_vports = true
+TOML
+for lid in 1 2; do
+	cat >>/tmp/sg.toml <<TOML
+
+[[vport]]
+lid = $lid
+vport = 0
+vesw = 1
+port_num = $lid
+mac = "02:00:00:00:0$lid:00"
+non_vlan_sc_uc = 2
+non_vlan_vl_uc = 2
+pcp_sc_uc = [4, 5, 6, 7, 4, 5, 6, 7]
+pcp_vl_uc = [4, 5, 6, 7, 4, 5, 6, 7]
+TOML
+done
+B=02:00:00:00:02:00
+PORT=/sys/kernel/debug/opasim/opasim0/port1
+
+# The VNIC packets from LID 1 to LID 2 in opasim's capture (opasim-capture
+# checks only packets it holds whole, 256 bytes).
+captured() {
+	awk '$2 == "vnic" && $8 == "0x1" && $10 == "0x2"' /sys/kernel/debug/opasim/capture | wc -l
+}
+# sdma COUNTER: the value of a counter of port 1's SDMA rings.
+sdma() { awk -v k="$1" '$1 == k { print $2 }' $PORT/vnic_sdma; }
+# netstat_of NS DEV NAME: a statistic of a netdev.
+netstat_of() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"; }
+# The ethtool -S counters of $a, one "name value" a line.
+ethtool_s() { ip netns exec na ethtool -S "$a" | awk -F': *' 'NR > 1 { gsub(/ /, "", $1); print $1, $2 }'; }
+# step_delta NAME: the ethtool -S counters of $a that changed since the last
+# call, into /tmp/$drv.$NAME.ethtool.
+step_delta() {
+	ethtool_s >/tmp/es.now
+	awk 'NR == FNR { b[$1] = $2; next } $2 != b[$1] { print $1, $2 - b[$1] }' \
+		/tmp/es.before /tmp/es.now >"/tmp/$drv.$1.ethtool"
+	cp /tmp/es.now /tmp/es.before
+	echo "$drv $1: ethtool -S deltas: $(tr '\n' ' ' <"/tmp/$drv.$1.ethtool")"
+}
+
+# tcp_bulk NAME: 4 MiB over TCP from na to nb; every byte must arrive.
+# busybox nc exits when its socket reads end of file, and closes its sending
+# half when its input does: the receiver's input stays open, so it closes
+# only after the sender's end of file, and the sender only then (timeouts
+# bound a stalled transfer).
+tcp_bulk() {
+	: >/tmp/tcp-recv
+	t0=$(date +%s)
+	sleep 75 | ip netns exec nb timeout 70 nc -l -p 7001 >/tmp/tcp-recv &
+	sleep 1
+	ip netns exec na timeout 60 nc 10.21.0.2 7001 </tmp/tcp-send >/dev/null
+	rc=$?
+	t=$(($(date +%s) - t0))
+	kill $(jobs -p) 2>/dev/null
+	wait
+	got=$(stat -c %s /tmp/tcp-recv)
+	echo "$drv $1: nc exit $rc, sent 4194304 bytes, received $got in $t s;" \
+		"receiving port: $(cat /sys/class/infiniband/opasim1/ports/1/hw_counters/rcv_dropped) dropped"
+	cmp -s /tmp/tcp-send /tmp/tcp-recv || fail "$drv $1: received $got of 4194304 bytes, or other bytes"
+}
+
+run_with() {
+	drv=$1
+	echo "=== $drv"
+	load_vnic_stack "$drv" vnic_sdma_descs=64
+	must /opa/vnic-em -d umad0 apply /tmp/sg.toml >/dev/null
+	a=$(netdev_by_mac 02:00:00:00:01:00)
+	b=$(netdev_by_mac 02:00:00:00:02:00)
+	[ -n "$a" ] && [ -n "$b" ] || fail "$drv: the VNIC netdevs are missing"
+	for ns in na nb; do
+		must ip netns add $ns
+		must ip netns exec $ns sh -c 'for k in router_solicitations dad_transmits; do
+			echo 0 >/proc/sys/net/ipv6/conf/default/$k; echo 0 >/proc/sys/net/ipv6/conf/all/$k; done'
+	done
+	n=1
+	for pair in "na $a" "nb $b"; do
+		set -- $pair
+		must ip link set "$2" netns "$1"
+		must ip -n "$1" link set "$2" mtu 9000
+		must ip -n "$1" addr add 10.21.0.$n/24 dev "$2"
+		must ip -n "$1" link set "$2" up
+		must ip -n "$1" link set lo up
+		must ip -n "$1" link add link "$2" name vl10 type vlan id 10 egress-qos-map 0:5
+		must ip -n "$1" addr add 10.22.0.$n/24 dev vl10
+		must ip -n "$1" link set vl10 up
+		n=2
+	done
+	for peer in "na $a 2 02:00:00:00:02:00" "nb $b 1 02:00:00:00:01:00"; do
+		set -- $peer
+		must ip -n "$1" neigh replace 10.21.0.$3 lladdr "$4" dev "$2" nud permanent
+		must ip -n "$1" neigh replace 10.22.0.$3 lladdr "$4" dev vl10 nud permanent
+	done
+	sleep 3
+
+	echo "== $drv: features"
+	ip netns exec na ethtool -k "$a" | grep -E '^(scatter-gather|highdma):'
+	ip netns exec na ethtool -k "$a" | grep -q '^scatter-gather: on' ||
+		fail "$drv: scatter-gather is not on, as hfi1 has it"
+
+	echo "== $drv: layouts"
+	ethtool_s >/tmp/es.before
+	rx0=$(netstat_of nb "$b" rx_packets)
+	echo clear >/sys/kernel/debug/opasim/capture
+	must ip netns exec na /opa/vnic-send --udp-more 10.21.0.2:9 --count 8 --len 3000
+	sleep 1
+	[ "$(captured)" -ge 8 ] || fail "$drv: fewer than 8 packets from LID 1 to LID 2 on the wire"
+	capture_ipv4_headers >"/tmp/$drv.more.hdr"
+	step_delta udp-more
+	echo clear >/sys/kernel/debug/opasim/capture
+	for len in 4200 6000 9014; do
+		must ip netns exec na /opa/vnic-send --dev "$a" --kind ipv4-udp --dmac $B --len $len --count 2 --flows 2
+	done
+	sleep 1
+	[ "$(captured)" -ge 6 ] || fail "$drv: fewer than 6 packets from LID 1 to LID 2 on the wire"
+	capture_ipv4_headers >"/tmp/$drv.packet.hdr"
+	step_delta packet
+	rx=$(($(netstat_of nb "$b" rx_packets) - rx0))
+	echo "$drv: $b received $rx frames of the 14 sent"
+	[ "$rx" -ge 14 ] || fail "$drv: $b received $rx of the 14 frames"
+	if [ "$drv" = opa_vnic_rs ]; then
+		echo clear >/sys/kernel/debug/opasim/capture
+		must ip netns exec na /opa/vnic-send --raw --dev "$a" --kind ipv4-udp --dmac $B --len 9014 --count 2 --flows 2
+		sleep 1
+		[ "$(captured)" -ge 2 ] || fail "$drv: fewer than 2 packets from LID 1 to LID 2 on the wire"
+		capture_ipv4_headers >/tmp/raw.hdr
+		grep -q -F -f /tmp/raw.hdr "/tmp/$drv.packet.hdr" ||
+			fail "$drv: raw jumbo frames got other headers than the same frames from a datagram socket"
+		step_delta raw
+	fi
+
+	echo "== $drv: a VLAN whose PCP maps to another VL"
+	mm0=$(sdma queue_vl_mismatch)
+	for i in 1 2 3 4; do
+		ip netns exec na ping -c 1 -W 3 10.22.0.2 >/dev/null || fail "$drv: no ping over the VLAN"
+	done
+	mm=$(($(sdma queue_vl_mismatch) - mm0))
+	echo "$drv vlan: frames sent on another queue than their VL's: $mm"
+	echo "$mm" >"/tmp/$drv.vlan-mismatch"
+
+	echo "== $drv: TCP, small SDMA ring"
+	busy0=$(sdma tx_busy) wakes0=$(sdma queue_wakes)
+	ip netns exec na sh -c 'echo 0 >/proc/sys/net/ipv4/tcp_timestamps'
+	ip netns exec nb sh -c 'echo 0 >/proc/sys/net/ipv4/tcp_timestamps'
+	tcp_bulk "tcp without timestamps"
+	ip netns exec na sh -c 'echo 1 >/proc/sys/net/ipv4/tcp_timestamps'
+	ip netns exec nb sh -c 'echo 1 >/proc/sys/net/ipv4/tcp_timestamps'
+	tcp_bulk "tcp with timestamps"
+	dropped=$(netstat_of na "$a" tx_dropped)
+	busy=$(($(sdma tx_busy) - busy0)) wakes=$(($(sdma queue_wakes) - wakes0))
+	echo "$drv tcp: tx_dropped $dropped, NETDEV_TX_BUSY $busy, queues woken $wakes"
+	cat $PORT/vnic_sdma
+	[ "$dropped" = 0 ] || fail "$drv: $dropped frames dropped on transmit"
+	[ "$busy" -gt 0 ] || fail "$drv: the 64-descriptor ring never pushed back"
+	[ "$wakes" -gt 0 ] || fail "$drv: no stopped queue was woken"
+	step_delta tcp >/dev/null
+
+	# The C driver pushes its metadata in ndo_select_queue without looking at
+	# the headroom: a frame the bridge floods to it with less than 4 bytes
+	# (its own IPv6 neighbour solicitation) ends in skb_under_panic.
+	if [ "$drv" = opa_vnic_rs ]; then
+		echo "== $drv: frames forwarded from a veth"
+		must ip netns add nx
+		must ip link add vx0 netns na type veth peer name vx1 netns nx
+		must ip -n na link add br0 type bridge
+		for d in vx0 "$a"; do
+			must ip -n na link set "$d" master br0
+		done
+		for l in "na vx0" "nx vx1" "na br0"; do
+			set -- $l
+			must ip -n "$1" link set "$2" mtu 9000
+			must ip -n "$1" link set "$2" up
+		done
+		sleep 1
+		echo clear >/sys/kernel/debug/opasim/capture
+		must ip netns exec nx /opa/vnic-send --raw --dev vx1 --kind ipv4-udp --dmac $B --len 6000 --count 2 --flows 2
+		sleep 1
+		capture_ipv4_headers >"/tmp/$drv.fwd.hdr"
+		echo "$drv forwarded:"
+		cat "/tmp/$drv.fwd.hdr"
+		[ "$(captured)" -ge 2 ] || fail "$drv: the forwarded frames did not go out"
+		grep -q -F -f "/tmp/$drv.fwd.hdr" "/tmp/$drv.packet.hdr" ||
+			fail "$drv: forwarded frames got other headers than the same frames sent directly"
+		must ip -n na link set "$a" nomaster
+		ip netns del nx
+	fi
+
+	echo "== $drv: rmmod under traffic"
+	ip netns exec nb timeout 60 iperf3 -s -1 >/dev/null 2>&1 &
+	sleep 1
+	ip netns exec na timeout 40 iperf3 -c 10.21.0.2 -t 20 >/dev/null 2>&1 &
+	sleep 3
+	must rmmod "$drv"
+	must modprobe "$drv"
+	must /opa/vnic-em -d umad0 apply /tmp/sg.toml >/dev/null
+	a2=$(netdev_by_mac 02:00:00:00:01:00)
+	b2=$(netdev_by_mac 02:00:00:00:02:00)
+	[ -n "$a2" ] && [ -n "$b2" ] || fail "$drv: no netdevs after reloading"
+	netns_host ma "$a2" 10.23.0.1/24
+	netns_host mb "$b2" 10.23.0.2/24
+	sleep 1
+	ip netns exec mb timeout 60 iperf3 -s -1 >/dev/null 2>&1 &
+	sleep 1
+	ip netns exec ma timeout 40 iperf3 -c 10.23.0.2 -t 20 >/dev/null 2>&1 &
+	sleep 3
+	must rmmod opasim
+	must rmmod "$drv"
+	must rmmod ib_umad
+	kill $(jobs -p) 2>/dev/null
+	wait
+	for ns in na nb ma mb; do ip netns del $ns; done
+}
+
+head -c 4194304 /dev/urandom >/tmp/tcp-send
+run_with opa_vnic
+run_with opa_vnic_rs
+
+echo "== the drivers compared"
+for f in more.hdr packet.hdr udp-more.ethtool packet.ethtool; do
+	if cmp -s "/tmp/opa_vnic.$f" "/tmp/opa_vnic_rs.$f"; then
+		echo "$f: the same"
+	else
+		diff "/tmp/opa_vnic.$f" "/tmp/opa_vnic_rs.$f"
+		fail "$f differs between opa_vnic and opa_vnic_rs"
+	fi
+done
+echo "VLAN frames on another queue than their VL's: opa_vnic $(cat /tmp/opa_vnic.vlan-mismatch), opa_vnic_rs $(cat /tmp/opa_vnic_rs.vlan-mismatch)"
+[ "$(cat /tmp/opa_vnic_rs.vlan-mismatch)" = 0 ] || fail "opa_vnic_rs chose queues of another VL"
+check_dmesg_clean
+echo "vnic-hfi1-netdev: ok"
