@@ -14,14 +14,19 @@
 //!   packet against (see [`crate::integrity`]): reading shows the 32 VLs of SC0 to SC31;
 //!   writing `SC:VL` pairs changes those entries, 32 VLs replace the whole table, `default`
 //!   restores hfi1's table after reset. A VL is 0 to 7 or 15.
+//! - `<device>/port<N>/vl_mtu`: the MTU of each data VL, which the HFI checks every VNIC
+//!   packet against: 8 MTUs, VL0 first (hfi1's 10240 after reset); writing `VL:MTU` pairs
+//!   changes those VLs, 8 MTUs replace them all, `default` restores 10240.
 //! - `<device>/port<N>/vnic_drops` (read only): the VNIC packets the HFI's integrity checks
 //!   dropped on the port, one `reason count` line per reason.
+//! - `<device>/port<N>/vnic_sdma` (read only): the SDMA rings of the port's VNIC netdevs,
+//!   one `counter value` line each (see [`crate::port::SdmaCounters`]).
 //!
 //! A bad value is refused with `EINVAL` (or `EEXIST` for a LID in use, `ENODEV` for an unknown
 //! device), a line in the kernel log says why, and nothing changes.
 
 use crate::{
-    integrity::{TxDrop, DEFAULT_SC2VL, NUM_DATA_VLS, NUM_SC, VL15},
+    integrity::{TxDrop, DEFAULT_SC2VL, DEFAULT_VL_MTUS, NUM_DATA_VLS, NUM_SC, OPA_MTUS, VL15},
     port::{Capabilities, Counters, Port, PKEY_TABLE_LEN},
     sim::{self, Change, Sim},
 };
@@ -73,6 +78,51 @@ pub(crate) fn parse_pkeys(input: &[u8]) -> Result<[u16; PKEY_TABLE_LEN]> {
         n += 1;
     }
     if n == 0 {
+        return Err(EINVAL);
+    }
+    Ok(t)
+}
+
+/// Parses a `vl_mtu` write: `default`, 8 MTUs (VL0 first), or `VL:MTU` pairs that change
+/// `table`; an MTU is one an OPA VL can have (256 to 10240, powers of 2 and 10240).
+pub(crate) fn parse_vl_mtu(
+    input: &[u8],
+    table: [u16; NUM_DATA_VLS as usize],
+) -> Result<[u16; NUM_DATA_VLS as usize]> {
+    let mtu = |w: &[u8]| {
+        parse_num(w)
+            .and_then(|v| u16::try_from(v).ok())
+            .filter(|v| OPA_MTUS.contains(v))
+            .ok_or(EINVAL)
+    };
+    let mut ws = words(input).peekable();
+    if ws.peek().is_none() {
+        return Err(EINVAL);
+    }
+    let mut t = table;
+    let mut plain = 0;
+    for w in ws {
+        if w == b"default" {
+            t = DEFAULT_VL_MTUS;
+            continue;
+        }
+        let mut parts = w.splitn(2, |&b| b == b':');
+        match (parts.next(), parts.next()) {
+            (Some(vl), Some(m)) => {
+                let vl = parse_num(vl)
+                    .and_then(|v| usize::try_from(v).ok())
+                    .filter(|&v| v < usize::from(NUM_DATA_VLS))
+                    .ok_or(EINVAL)?;
+                t[vl] = mtu(m)?;
+            }
+            (Some(m), None) => {
+                *t.get_mut(plain).ok_or(EINVAL)? = mtu(m)?;
+                plain += 1;
+            }
+            _ => return Err(EINVAL),
+        }
+    }
+    if plain != 0 && plain != usize::from(NUM_DATA_VLS) {
         return Err(EINVAL);
     }
     Ok(t)
@@ -132,6 +182,7 @@ enum Setting {
     Sc2Vl,
     VnicDrops,
     VnicSdma,
+    VlMtu,
 }
 
 /// A file of a port's setting.
@@ -174,6 +225,12 @@ impl FileOps for PortFile {
                 }
                 Ok(())
             }
+            Setting::VlMtu => {
+                for (vl, mtu) in self.port.vl_mtu().iter().enumerate() {
+                    let _ = write!(w, "{}{}", if vl > 0 { " " } else { "" }, mtu);
+                }
+                writeln!(w)
+            }
             Setting::VnicSdma => {
                 for (name, n) in self.port.sdma.read() {
                     let _ = writeln!(w, "{} {}", name, n);
@@ -207,6 +264,16 @@ impl FileOps for PortFile {
                 self.port.set_sc2vl(t);
                 return Ok(());
             }
+            Setting::VlMtu => {
+                let t = parse_vl_mtu(input, self.port.vl_mtu()).inspect_err(|_| {
+                    pr_warn!(
+                        "port {}: vl_mtu takes 'default', 8 MTUs, or VL:MTU pairs (VL 0 to 7, MTU 256, 512, 1024, 2048, 4096, 8192 or 10240)\n",
+                        self.port.num
+                    )
+                })?;
+                self.port.set_vl_mtu(t);
+                return Ok(());
+            }
             _ => {}
         }
         let mut ws = words(input);
@@ -227,9 +294,11 @@ impl FileOps for PortFile {
                     .configure(self.dev_index, &self.port, Change::Lid, |c| c.lid = lid)
             }
             Setting::Pkeys => self.store_pkeys(input),
-            Setting::Capabilities | Setting::Sc2Vl | Setting::VnicDrops | Setting::VnicSdma => {
-                Err(EPERM)
-            }
+            Setting::Capabilities
+            | Setting::Sc2Vl
+            | Setting::VlMtu
+            | Setting::VnicDrops
+            | Setting::VnicSdma => Err(EPERM),
             Setting::State => {
                 let active = match word {
                     b"active" | b"up" => true,
@@ -278,6 +347,7 @@ pub(crate) fn port_files(
         (c_str!("state"), Setting::State, 0o644),
         (c_str!("capabilities"), Setting::Capabilities, 0o444),
         (c_str!("sc2vl"), Setting::Sc2Vl, 0o644),
+        (c_str!("vl_mtu"), Setting::VlMtu, 0o644),
         (c_str!("vnic_drops"), Setting::VnicDrops, 0o444),
         (c_str!("vnic_sdma"), Setting::VnicSdma, 0o444),
     ] {

@@ -37,9 +37,19 @@ pub(crate) const VL15: u8 = 15;
 /// Data VLs of a simulated port (VL0 to VL7), as many as hfi1 supports.
 pub(crate) const NUM_DATA_VLS: u8 = 8;
 
-/// The MTU of every data VL: the largest OPA MTU, as an OPA fabric that carries VNIC traffic
-/// (jumbo frames) sets it.
-pub(crate) const VL_MTU: usize = 10240;
+/// The MTU of each data VL after reset: hfi1's `hfi1_max_mtu` (`HFI1_DEFAULT_MAX_MTU`, the
+/// largest OPA MTU), which `init_one()` gives every data VL until the fabric manager sets the
+/// VL's MTU (`set_mtu()` from PortInfo). The port's `vl_mtu` file changes it.
+pub(crate) const DEFAULT_VL_MTU: u16 = 10240;
+
+/// The MTU of VL15 (`MAX_MAD_PACKET`).
+pub(crate) const VL15_MTU: u16 = 2048;
+
+/// The MTUs an OPA VL can have (the PortInfo encodings 1 to 7).
+pub(crate) const OPA_MTUS: [u16; 7] = [256, 512, 1024, 2048, 4096, 8192, 10240];
+
+/// The data VLs' MTUs after reset.
+pub(crate) const DEFAULT_VL_MTUS: [u16; NUM_DATA_VLS as usize] = [DEFAULT_VL_MTU; 8];
 
 /// The largest non-payload part of a packet (`lrh_max_header_bytes()` with hfi1's receive
 /// header entry of 32 dwords: 32 - 2 + 1 dwords).
@@ -134,6 +144,20 @@ pub(crate) struct PortView {
     pub(crate) lmc: u8,
     /// The port's SC-to-VL send table.
     pub(crate) sc2vl: [u8; NUM_SC],
+    /// The MTU of each data VL.
+    pub(crate) vl_mtu: [u16; NUM_DATA_VLS as usize],
+}
+
+impl PortView {
+    /// The MTU of `vl` (a data VL or VL15).
+    fn mtu(&self, vl: u8) -> usize {
+        if vl == VL15 {
+            return usize::from(VL15_MTU);
+        }
+        self.vl_mtu
+            .get(usize::from(vl))
+            .map_or(0, |&m| usize::from(m))
+    }
 }
 
 /// The length of the packet the HFI sends for a buffer of `buf_len` bytes (header and frame):
@@ -162,7 +186,7 @@ pub(crate) fn check(port: &PortView, vl: u8, pkt: &[u8]) -> Result<Hdr16b, TxDro
     if len != usize::from(hdr.len_qw) * 8 {
         return Err(TxDrop::BadLength);
     }
-    if len > VL_MTU + MAX_HDR_BYTES {
+    if len > port.mtu(vl) + MAX_HDR_BYTES {
         return Err(TxDrop::TooLong);
     }
     if len < MIN_PKT_BYTES {

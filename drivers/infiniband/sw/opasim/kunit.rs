@@ -256,16 +256,23 @@ fn port_view() -> PortView {
         lid: 1,
         lmc: 0,
         sc2vl: DEFAULT_SC2VL,
+        vl_mtu: integrity::DEFAULT_VL_MTUS,
     }
 }
 
 fn integrity_accepts_good_packets() {
     let p = port_view();
-    // Every SC on its VL of the default table, and frames from 60 bytes to jumbo.
+    // Every SC on its VL of the default table, and frames from 60 bytes to jumbo on the data
+    // VLs; VL15's MTU is 2048 (`MAX_MAD_PACKET`).
     for (sc, vl) in [(0u8, 0u8), (1, 1), (7, 7), (8, 0), (15, 15), (31, 0)] {
         for eth_len in [60, 61, 1514, 9018] {
+            let want = if vl == integrity::VL15 && eth_len > 2048 {
+                Err(TxDrop::TooLong)
+            } else {
+                Ok(())
+            };
             match client_packet_sc(eth_len, sc) {
-                Some(pkt) => kunit_expect!(integrity::check(&p, vl, &pkt).is_ok()),
+                Some(pkt) => kunit_expect_eq!(integrity::check(&p, vl, &pkt).map(|_| ()), want),
                 None => kunit_expect!(false),
             }
         }
@@ -324,9 +331,23 @@ fn integrity_lengths() {
         Some(TxDrop::BadHeader)
     );
     // Longer than the VL's MTU and the largest header.
-    let long = integrity::VL_MTU + integrity::MAX_HDR_BYTES;
+    let long = usize::from(integrity::DEFAULT_VL_MTU) + integrity::MAX_HDR_BYTES;
     match client_packet(long) {
         Some(pkt) => kunit_expect_eq!(integrity::check(&p, 0, &pkt).err(), Some(TxDrop::TooLong)),
+        None => kunit_expect!(false),
+    }
+    // A VL whose MTU the fabric manager lowered to 4096: a 9000-byte frame no longer fits,
+    // on that VL only.
+    let mut small = port_view();
+    small.vl_mtu[0] = 4096;
+    match client_packet(9014) {
+        Some(pkt) => {
+            kunit_expect_eq!(
+                integrity::check(&small, 0, &pkt).err(),
+                Some(TxDrop::TooLong)
+            );
+            kunit_expect!(integrity::check(&p, 0, &pkt).is_ok());
+        }
         None => kunit_expect!(false),
     }
     // Shorter than an Ethernet header.
@@ -367,6 +388,90 @@ fn vnic_queue_choice() {
     kunit_expect_eq!(vnic::select_queue(&m(7, 200), 0), 0);
 }
 
+fn vl_mtu_writes() {
+    use crate::control::parse_vl_mtu;
+    use integrity::DEFAULT_VL_MTUS;
+    let mut lowered = DEFAULT_VL_MTUS;
+    lowered[2] = 4096;
+    kunit_expect_eq!(
+        parse_vl_mtu(b"2:4096\n", DEFAULT_VL_MTUS).ok(),
+        Some(lowered)
+    );
+    kunit_expect_eq!(
+        parse_vl_mtu(b"default", lowered).ok(),
+        Some(DEFAULT_VL_MTUS)
+    );
+    kunit_expect_eq!(
+        parse_vl_mtu(b"2048 2048 2048 2048 2048 2048 2048 8192", lowered).ok(),
+        Some([2048, 2048, 2048, 2048, 2048, 2048, 2048, 8192])
+    );
+    // Not an OPA MTU, no such VL, too few or too many MTUs, nothing.
+    for bad in [
+        &b"2:5000"[..],
+        b"8:4096",
+        b"4096 4096",
+        b"256 256 256 256 256 256 256 256 256",
+        b"",
+        b"2:",
+    ] {
+        kunit_expect!(parse_vl_mtu(bad, DEFAULT_VL_MTUS).is_err());
+    }
+}
+
+fn sdma_ring_pushes_back() {
+    use crate::vnic_dma::{Post, VnicDma};
+    use kernel::net::skbuff::SkBuff;
+    let Ok(dma) = VnicDma::new(2, 64) else {
+        kunit_expect!(false);
+        return;
+    };
+    let skb = || SkBuff::alloc(64, GFP_KERNEL).map(|s| s.into_inner());
+    // A linear packet takes 3 descriptors: 21 fit a ring of 64, the 22nd does not.
+    let mut queued = 0;
+    let mut busy = 0;
+    for _ in 0..22 {
+        let Ok(s) = skb() else {
+            kunit_expect!(false);
+            return;
+        };
+        match dma.post(0, s, 0) {
+            Post::Queued => queued += 1,
+            Post::Busy(_) => busy += 1,
+            Post::Dead(_) => {}
+        }
+    }
+    kunit_expect_eq!((queued, busy), (21, 1));
+    // The ring is deferred until completions free it: a post to it is dropped, while the
+    // other queue's ring takes posts.
+    kunit_expect!(!dma.write_avail(0));
+    kunit_expect!(dma.write_avail(1));
+    if let Ok(s) = skb() {
+        kunit_expect!(matches!(dma.post(0, s, 0), Post::Dead(_)));
+    }
+    if let Ok(s) = skb() {
+        kunit_expect!(matches!(dma.post(1, s, 0), Post::Queued));
+    }
+}
+
+fn fifo_order_and_bound() {
+    use crate::fifo::Fifo;
+    let Ok(mut f) = Fifo::new(3) else {
+        kunit_expect!(false);
+        return;
+    };
+    for i in 0..3 {
+        kunit_expect!(f.push(i).is_ok());
+    }
+    kunit_expect_eq!(f.push(3), Err(3));
+    kunit_expect_eq!(f.pop(), Some(0));
+    kunit_expect!(f.push(3).is_ok());
+    kunit_expect_eq!(
+        [f.pop(), f.pop(), f.pop(), f.pop()],
+        [Some(1), Some(2), Some(3), None]
+    );
+    kunit_expect_eq!(f.len(), 0);
+}
+
 kernel::kunit_suite!(
     opasim_integrity,
     [
@@ -375,6 +480,9 @@ kernel::kunit_suite!(
         integrity_slid,
         integrity_lengths,
         integrity_counters,
-        vnic_queue_choice
+        vnic_queue_choice,
+        vl_mtu_writes,
+        sdma_ring_pushes_back,
+        fifo_order_and_bound
     ]
 );

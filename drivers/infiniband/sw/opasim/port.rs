@@ -4,7 +4,7 @@
 
 use crate::{
     hfi::Hfi,
-    integrity::{DropCounters, PortView, DEFAULT_SC2VL, NUM_SC},
+    integrity::{DropCounters, PortView, DEFAULT_SC2VL, DEFAULT_VL_MTUS, NUM_DATA_VLS, NUM_SC},
     pkey,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -163,6 +163,9 @@ pub(crate) struct Port {
     /// The port's SC-to-VL send table, which the HFI checks every VNIC packet against.
     #[pin]
     sc2vl: IrqSpinLock<[u8; NUM_SC]>,
+    /// The MTU of each data VL, as the fabric manager sets it.
+    #[pin]
+    vl_mtu: IrqSpinLock<[u16; NUM_DATA_VLS as usize]>,
     /// The port's counters.
     pub(crate) counters: Counters,
     /// The VNIC packets the HFI's integrity checks dropped, by reason.
@@ -190,6 +193,7 @@ impl Port {
                 qps <- new_irq_spinlock!([None, None], "opasim_port_qps"),
                 vnics <- new_irq_spinlock!([const { None }; MAX_VNICS], "opasim_port_vnics"),
                 sc2vl <- new_irq_spinlock!(DEFAULT_SC2VL, "opasim_port_sc2vl"),
+                vl_mtu <- new_irq_spinlock!(DEFAULT_VL_MTUS, "opasim_port_vl_mtu"),
                 counters: Counters::default(),
                 tx_drops: DropCounters::default(),
                 sdma: SdmaCounters::default(),
@@ -225,6 +229,16 @@ impl Port {
         *self.sc2vl.lock() = t;
     }
 
+    /// The MTU of each data VL.
+    pub(crate) fn vl_mtu(&self) -> [u16; NUM_DATA_VLS as usize] {
+        *self.vl_mtu.lock()
+    }
+
+    /// Replaces the MTUs of the data VLs.
+    pub(crate) fn set_vl_mtu(&self, t: [u16; NUM_DATA_VLS as usize]) {
+        *self.vl_mtu.lock() = t;
+    }
+
     /// What the send-side checks need of the port, if it is active.
     pub(crate) fn tx_view(&self) -> Option<PortView> {
         let lid = self.active_lid()?;
@@ -232,6 +246,7 @@ impl Port {
             lid,
             lmc: 0,
             sc2vl: self.sc2vl(),
+            vl_mtu: self.vl_mtu(),
         })
     }
 

@@ -13,12 +13,16 @@
 #               under both drivers; raw AF_PACKET jumbo frames (only the
 #               Ethernet header linear) for opa_vnic_rs, which the C driver
 #               cannot take (skb_under_panic, see vnic-traffic.sh)
+#   vl-mtu      a VL whose MTU the fabric manager lowered: frames over it
+#               dropped by the HFI (too_long), the others sent
 #   vlan        a VLAN device whose PCP maps to another VL than untagged
 #               frames: the queue the stack picked must be the one of the
 #               VL the frame is sent on (opasim counts queue_vl_mismatch)
 #   tcp         4 MiB of TCP with timestamps off, then on: every byte at
 #               the receiver, tx_dropped 0, and the small ring pushed back
 #               (tx_busy) and woke its queues (queue_wakes)
+#   burst       600 frames from a packet socket: each transmitted and
+#               received exactly once
 #   forwarded   frames bridged from a veth, whose linear part is only the
 #               Ethernet header: sent by opa_vnic_rs with the headers of the
 #               same frames sent directly (the C driver panics on the
@@ -169,6 +173,20 @@ run_with() {
 		step_delta raw
 	fi
 
+	echo "== $drv: VL 2's MTU lowered by the fabric manager to 4096"
+	echo 2:5000 >$PORT/vl_mtu 2>/dev/null && fail "vl_mtu took an MTU OPA does not have"
+	must sh -c "echo 2:4096 >$PORT/vl_mtu"
+	grep -q '^10240 10240 4096 10240 10240 10240 10240 10240$' $PORT/vl_mtu || fail "vl_mtu reads $(cat $PORT/vl_mtu)"
+	long0=$(awk '$1 == "too_long" { print $2 }' $PORT/vnic_drops)
+	must ip netns exec na /opa/vnic-send --dev "$a" --kind ipv4-udp --dmac $B --len 9014 --count 2 --flows 2
+	must ip netns exec na /opa/vnic-send --dev "$a" --kind ipv4-udp --dmac $B --len 4000 --count 2 --flows 2
+	sleep 1
+	long=$(($(awk '$1 == "too_long" { print $2 }' $PORT/vnic_drops) - long0))
+	echo "$drv: 2 frames of 9014 bytes and 2 of 4000 on VL 2 (MTU 4096): $long dropped as too long"
+	[ "$long" = 2 ] || fail "$drv: $long frames dropped as too long, not the 2 over the VL's MTU"
+	must sh -c "echo default >$PORT/vl_mtu"
+	step_delta vl-mtu >/dev/null
+
 	echo "== $drv: a VLAN whose PCP maps to another VL"
 	mm0=$(sdma queue_vl_mismatch)
 	for i in 1 2 3 4; do
@@ -194,6 +212,17 @@ run_with() {
 	[ "$busy" -gt 0 ] || fail "$drv: the 64-descriptor ring never pushed back"
 	[ "$wakes" -gt 0 ] || fail "$drv: no stopped queue was woken"
 	step_delta tcp >/dev/null
+
+	echo "== $drv: a burst of 600 frames into the 64-descriptor ring"
+	busy0=$(sdma tx_busy)
+	tx0=$(netstat_of na "$a" tx_packets) rx0=$(netstat_of nb "$b" rx_packets)
+	must ip netns exec na /opa/vnic-send --dev "$a" --kind ipv4-udp --dmac $B --len 1000 --count 600 --flows 8
+	sleep 2
+	tx=$(($(netstat_of na "$a" tx_packets) - tx0)) rx=$(($(netstat_of nb "$b" rx_packets) - rx0))
+	busy=$(($(sdma tx_busy) - busy0))
+	echo "$drv burst: 600 sent, $tx transmitted, $rx received, NETDEV_TX_BUSY $busy"
+	[ "$tx" = 600 ] && [ "$rx" = 600 ] || fail "$drv: a burst of 600 frames: $tx transmitted, $rx received"
+	step_delta burst >/dev/null
 
 	# The C driver pushes its metadata in ndo_select_queue without looking at
 	# the headroom: a frame the bridge floods to it with less than 4 bytes
