@@ -19,20 +19,6 @@ struct sk_buff *rust_helper_alloc_skb(unsigned int size, gfp_t priority)
 	return alloc_skb(size, priority);
 }
 
-void rust_helper_kfree_skb(struct sk_buff *skb)
-{
-	kfree_skb(skb);
-}
-
-/*
- * consume_skb() is a function with CONFIG_TRACEPOINTS and an inline without:
- * a helper under another name binds either.
- */
-void rust_helper_skb_consume(struct sk_buff *skb)
-{
-	consume_skb(skb);
-}
-
 void rust_helper_skb_reserve(struct sk_buff *skb, int len)
 {
 	skb_reserve(skb, len);

@@ -11,8 +11,14 @@
 //! - [`SkBuff`]: an owned buffer, freed when dropped. Its head (the data) may be shared with
 //!   clones (a packet tap holds one of every transmitted frame), so its data can be read, and
 //!   its own offsets moved ([`SkBuff::pull`]), but not written.
-//! - [`SkBuffMut`]: an owned buffer whose head is its own, from [`SkBuff::alloc`] or
-//!   [`SkBuff::cow_head`]: its data can be written, prepended to and appended to.
+//! - [`SkBuffMut`]: an owned buffer that no clone shares, from [`SkBuff::alloc`] or
+//!   [`SkBuff::into_mut`]: its data can be written, prepended to and appended to.
+//! - [`SkBuffHead`]: an owned buffer whose headroom is its own, from [`SkBuff::cow_head`]
+//!   (`skb_cow_head()` leaves the payload shared with a clone that only uses the payload, as
+//!   TCP's are): it can be prepended to, and its data read, not written.
+//!
+//! The bytes [`SkBuffMut::put`] and the pushes hand out are zeroed first: the allocator leaves
+//! them uninitialised, and a partial write must not put old heap bytes on the wire.
 //!
 //! The data of a buffer may lie partly in its head (the linear part, [`SkBuffRef::data`]) and
 //! partly in page fragments: a device that advertises scatter-gather (`NETIF_F_SG`) gets
@@ -22,11 +28,12 @@
 //! functions' BUGs.
 
 use crate::types::Opaque;
+
+#[cfg(CONFIG_RUST_KERNEL_DOCTESTS)]
+#[path = "skbuff_kunit.rs"]
+mod kunit;
 use crate::{alloc::AllocError, alloc::Flags, bindings, error::to_result, prelude::*};
-use core::{
-    ops::{Deref, DerefMut},
-    ptr::NonNull,
-};
+use core::{ops::Deref, ptr::NonNull};
 
 /// A socket buffer (`struct sk_buff`) as a borrower sees it: its data and metadata, read only.
 ///
@@ -191,7 +198,8 @@ impl SkBuffRef {
     }
 }
 
-/// A socket buffer that the holder owns: it is freed when dropped (as a drop, `kfree_skb()`;
+/// A socket buffer that the holder owns: it is freed when dropped (as a drop,
+/// `dev_kfree_skb_any()`;
 /// [`SkBuff::consume`] frees one that was delivered), unless handed on with
 /// [`SkBuff::into_raw`]. Its head may be shared with clones: see the module documentation.
 ///
@@ -235,29 +243,46 @@ impl SkBuff {
         skb
     }
 
-    /// Frees a buffer that was delivered (`consume_skb()`): drop monitors do not count it.
+    /// Frees a buffer that was delivered (`dev_consume_skb_any()`): drop monitors do not count
+    /// it. Any context, interrupts off included (netpoll transmits with them off).
     pub fn consume(self) {
         let skb = self.into_raw();
-        // SAFETY: The buffer was ours, and is given up here.
-        unsafe { bindings::skb_consume(skb.as_ptr()) };
+        // SAFETY: The buffer was ours, and is given up here; `dev_kfree_skb_any_reason()`
+        // defers the free when interrupts are off.
+        unsafe {
+            bindings::dev_kfree_skb_any_reason(skb.as_ptr(), bindings::skb_drop_reason_SKB_CONSUMED)
+        };
     }
 
-    /// Makes the head the buffer's own, with at least `headroom` bytes before the data
-    /// (`skb_cow_head()`), so that it can be written. On failure the buffer is freed.
+    /// Makes the headroom the buffer's own, with at least `headroom` bytes before the data
+    /// (`skb_cow_head()`), so that headers can be pushed. The data may stay shared with a
+    /// clone. On failure the buffer is freed.
     #[inline]
-    pub fn cow_head(self, headroom: u32) -> Result<SkBuffMut> {
+    pub fn cow_head(self, headroom: u32) -> Result<SkBuffHead> {
         // The test of the inline `skb_cow_head()` (`__skb_cow()` of `skb_header_cloned()`),
         // here so that a buffer never cloned, with the room, costs no call: a driver makes
         // the head of every frame it sends its own.
         if self.raw().cloned() == 0 && self.headroom() >= headroom {
             // INVARIANT: Not cloned: no other `sk_buff` shares the head, and nothing can
-            // clone the buffer while `SkBuffMut` owns it.
-            return Ok(SkBuffMut(self));
+            // clone the buffer while `SkBuffHead` owns it.
+            return Ok(SkBuffHead(self));
         }
         // SAFETY: The buffer is valid and ours.
         to_result(unsafe { bindings::skb_cow_head(self.0.as_ptr(), headroom) })?;
-        // INVARIANT: `skb_cow_head` succeeded: the header is not cloned, and nothing can clone
-        // the buffer while `SkBuffMut` owns it.
+        // INVARIANT: `skb_cow_head` succeeded: the header is not cloned (`skb_cow_head()`
+        // guarantees `!skb_header_cloned()`), and nothing can clone the buffer while
+        // `SkBuffHead` owns it.
+        Ok(SkBuffHead(self))
+    }
+
+    /// The buffer as one whose data can be written, if no clone shares it (`!skb_cloned()`);
+    /// else the buffer back.
+    pub fn into_mut(self) -> Result<SkBuffMut, Self> {
+        if self.raw().cloned() != 0 {
+            return Err(self);
+        }
+        // INVARIANT: Not cloned: no other `sk_buff` shares its data, and nothing can clone it
+        // while `SkBuffMut` owns it.
         Ok(SkBuffMut(self))
     }
 
@@ -321,17 +346,52 @@ impl Deref for SkBuff {
 
 impl Drop for SkBuff {
     fn drop(&mut self) {
-        // SAFETY: By the type invariant the buffer is ours to free.
-        unsafe { bindings::kfree_skb(self.0.as_ptr()) };
+        // SAFETY: By the type invariant the buffer is ours to free. `dev_kfree_skb_any()`:
+        // a buffer may be dropped with interrupts off (netpoll calls `ndo_start_xmit` so),
+        // where `kfree_skb()` must not run its destructor; the free is then deferred.
+        unsafe {
+            bindings::dev_kfree_skb_any_reason(
+                self.0.as_ptr(),
+                bindings::skb_drop_reason_SKB_DROP_REASON_NOT_SPECIFIED,
+            )
+        };
     }
 }
 
-/// An owned socket buffer whose head is its own (not shared with a clone): its data can be
-/// written.
+/// Moves the start of the data of `skb` `len` bytes back into the headroom, zeroes those bytes
+/// and returns them; fails if the headroom is shorter.
+///
+/// # Safety
+///
+/// The headroom of `skb` is not shared with another `sk_buff` (`!skb_header_cloned()`).
+#[inline]
+unsafe fn push_zeroed(skb: &SkBuff, len: u32) -> Result<*mut u8> {
+    if len > skb.headroom() {
+        return Err(EINVAL);
+    }
+    let skb = skb.0.as_ptr();
+    // SAFETY: The buffer is valid and ours, with `len` bytes of headroom (checked above), which
+    // no other `sk_buff` uses (the caller guarantees it): the new start is still in the head.
+    // This is `__skb_push()`, which the checked `skb_push()` calls; written out here because
+    // transmit pushes a header per frame and the C function would be a call per push. The
+    // bytes are zeroed: they come from the allocator, uninitialised.
+    unsafe {
+        (*skb).data = (*skb).data.sub(len as usize);
+        (*skb).len += len;
+        core::ptr::write_bytes((*skb).data, 0, len as usize);
+        Ok((*skb).data)
+    }
+}
+
+/// An owned socket buffer that no clone shares (`!skb_cloned()`): its data can be written,
+/// prepended to and appended to.
+///
+/// It has no `DerefMut` to [`SkBuff`]: through one, `core::mem::swap` could put any buffer,
+/// a shared one included, behind a `SkBuffMut`.
 ///
 /// # Invariants
 ///
-/// The head of `self.0` is not shared with any other `sk_buff` (`!skb_header_cloned()`).
+/// No other `sk_buff` shares the head (data and headroom) of `self.0` (`!skb_cloned()`).
 pub struct SkBuffMut(SkBuff);
 
 impl SkBuffMut {
@@ -339,6 +399,13 @@ impl SkBuffMut {
     #[inline]
     pub fn into_inner(self) -> SkBuff {
         self.0
+    }
+
+    /// The buffer as one that can be prepended to.
+    #[inline]
+    pub fn into_head(self) -> SkBuffHead {
+        // INVARIANT: Not cloned at all, so its header is not cloned either.
+        SkBuffHead(self.0)
     }
 
     #[inline]
@@ -356,19 +423,18 @@ impl SkBuffMut {
         Ok(())
     }
 
-    /// Appends `len` bytes to the data and returns them (`skb_put()`).
+    /// Appends `len` zeroed bytes to the data and returns them (`skb_put_zero()`).
     pub fn put(&mut self, len: u32) -> Result<&mut [u8]> {
         if self.head_len() != self.len() || len > self.tailroom() {
             return Err(EINVAL);
         }
         // SAFETY: The buffer is valid and ours, linear, with `len` bytes of tailroom in a head
-        // of its own (type invariant): `skb_put` returns the start of the `len` new bytes.
+        // of its own (type invariant): `skb_put` returns the start of the `len` new bytes,
+        // which are zeroed before they are handed out.
         unsafe {
-            let p = bindings::skb_put(self.ptr(), len);
-            Ok(core::slice::from_raw_parts_mut(
-                p.cast::<u8>(),
-                len as usize,
-            ))
+            let p = bindings::skb_put(self.ptr(), len).cast::<u8>();
+            core::ptr::write_bytes(p, 0, len as usize);
+            Ok(core::slice::from_raw_parts_mut(p, len as usize))
         }
     }
 
@@ -379,49 +445,32 @@ impl SkBuffMut {
         Ok(())
     }
 
-    /// Prepends `len` bytes to the data and returns them (`skb_push()`).
+    /// Prepends `len` zeroed bytes to the data and returns them (`skb_push()`).
     #[inline]
     pub fn push(&mut self, len: u32) -> Result<&mut [u8]> {
-        let p = self.push_raw(len)?;
-        // SAFETY: `push_raw` made the `len` bytes at `p` part of the data, in a head of our
-        // own (type invariant), borrowed as long as `self`.
+        // SAFETY: No clone shares the head (type invariant).
+        let p = unsafe { push_zeroed(&self.0, len)? };
+        // SAFETY: `push_zeroed` made the `len` bytes at `p` part of the data, initialised, in a
+        // head of our own, borrowed as long as `self`.
         Ok(unsafe { core::slice::from_raw_parts_mut(p, len as usize) })
-    }
-
-    /// Prepends `N` bytes to the data and returns them as an array, whose writes need no
-    /// bounds checks (`skb_push()`).
-    #[inline]
-    pub fn push_array<const N: usize>(&mut self) -> Result<&mut [u8; N]> {
-        let p = self.push_raw(u32::try_from(N).map_err(|_| EINVAL)?)?;
-        // SAFETY: As in `push`: the `N` bytes at `p` are the buffer's, borrowed as `self`.
-        Ok(unsafe { &mut *p.cast::<[u8; N]>() })
-    }
-
-    /// Moves the start of the data `len` bytes back into the headroom and returns it; fails
-    /// if the headroom is shorter.
-    #[inline]
-    fn push_raw(&mut self, len: u32) -> Result<*mut u8> {
-        if len > self.headroom() {
-            return Err(EINVAL);
-        }
-        let skb = self.ptr();
-        // SAFETY: The buffer is valid and ours, with `len` bytes of headroom (checked above):
-        // the new start is still in the head. This is `__skb_push()`, which the checked
-        // `skb_push()` calls; written out here because transmit pushes a header per frame
-        // and the C function would be a call per push.
-        unsafe {
-            (*skb).data = (*skb).data.sub(len as usize);
-            (*skb).len += len;
-            Ok((*skb).data)
-        }
     }
 
     /// The linear part of the data, to change.
     pub fn data_mut(&mut self) -> &mut [u8] {
         let len = self.head_len() as usize;
-        // SAFETY: As in `SkBuffRef::data`; `&mut self` makes the access exclusive, and the head
-        // is not shared with a clone (type invariant).
+        // SAFETY: As in `SkBuffRef::data`; `&mut self` makes the access exclusive, and no clone
+        // shares the data (type invariant).
         unsafe { core::slice::from_raw_parts_mut((*self.ptr()).data, len) }
+    }
+
+    /// Sets the flow hash ([`SkBuff::set_hash`]).
+    pub fn set_hash(&mut self, hash: u32) {
+        self.0.set_hash(hash);
+    }
+
+    /// Sets the link-layer protocol ([`SkBuff::set_protocol`]).
+    pub fn set_protocol(&mut self, protocol: u16) {
+        self.0.set_protocol(protocol);
     }
 }
 
@@ -434,9 +483,51 @@ impl Deref for SkBuffMut {
     }
 }
 
-impl DerefMut for SkBuffMut {
+/// An owned socket buffer whose headroom is its own (`!skb_header_cloned()`, as
+/// `skb_cow_head()` leaves it): headers can be pushed in front of its data. The data itself
+/// may be shared with a clone that uses only the payload (`skb_header_release()`, as TCP's
+/// clones do), so it is only read.
+///
+/// # Invariants
+///
+/// The headroom of `self.0` is not shared with another `sk_buff` (`!skb_header_cloned()`).
+pub struct SkBuffHead(SkBuff);
+
+impl SkBuffHead {
+    /// The buffer, which may be shared from then on.
     #[inline]
-    fn deref_mut(&mut self) -> &mut SkBuff {
-        &mut self.0
+    pub fn into_inner(self) -> SkBuff {
+        self.0
+    }
+
+    /// Prepends `len` zeroed bytes to the data and returns them (`skb_push()`).
+    #[inline]
+    pub fn push(&mut self, len: u32) -> Result<&mut [u8]> {
+        // SAFETY: The headroom is not shared (type invariant).
+        let p = unsafe { push_zeroed(&self.0, len)? };
+        // SAFETY: `push_zeroed` made the `len` bytes at `p` part of the data, initialised, in
+        // the buffer's own headroom, borrowed as long as `self`.
+        Ok(unsafe { core::slice::from_raw_parts_mut(p, len as usize) })
+    }
+
+    /// Prepends `N` zeroed bytes to the data and returns them as an array, whose writes need
+    /// no bounds checks (`skb_push()`).
+    #[inline]
+    pub fn push_array<const N: usize>(&mut self) -> Result<&mut [u8; N]> {
+        let len = u32::try_from(N).map_err(|_| EINVAL)?;
+        // SAFETY: The headroom is not shared (type invariant).
+        let p = unsafe { push_zeroed(&self.0, len)? };
+        // SAFETY: As in `push`: the `N` bytes at `p` are the buffer's, initialised, borrowed as
+        // `self`.
+        Ok(unsafe { &mut *p.cast::<[u8; N]>() })
+    }
+}
+
+impl Deref for SkBuffHead {
+    type Target = SkBuff;
+
+    #[inline]
+    fn deref(&self) -> &SkBuff {
+        &self.0
     }
 }

@@ -25,7 +25,7 @@ use crate::{
     error::to_result,
     net::{
         rtnl::Rtnl,
-        skbuff::{SkBuffMut, SkBuffRef},
+        skbuff::{SkBuffHead, SkBuffRef},
     },
     prelude::*,
     str::CStr,
@@ -75,7 +75,7 @@ pub trait VnicUlp: Send + Sync + 'static {
     /// [`ETH_ZLEN`] bytes: on `Err` the frame is dropped. The frame may lie partly in page
     /// fragments when the device advertises scatter-gather (hfi1 does): the linear part may
     /// hold as little as the Ethernet header. Atomic context.
-    fn encap(&self, skb: &mut SkBuffMut) -> Result;
+    fn encap(&self, skb: &mut SkBuffHead) -> Result;
 
     /// The VL and the entropy of a frame, for the device to choose a queue from. Atomic
     /// context; the buffer is the stack's, only borrowed. The stack calls it before it pads
@@ -168,7 +168,7 @@ impl<T: VnicUlp> VnicNetdev<T> {
                 raw,
                 bindings::netdev_priv_flags_IFF_LIVE_ADDR_CHANGE.into(),
             );
-            // The ULP writes its header into every frame (`SkBuffMut`): a sender that hands
+            // The ULP writes its header into every frame (`SkBuffHead`): a sender that hands
             // the same skb over and over (pktgen with `clone_skb`) must not be allowed, or the
             // frame would carry the previous header. `ether_setup` allowed it.
             bindings::netdev_clear_priv_flags(

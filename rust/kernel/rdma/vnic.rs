@@ -248,8 +248,10 @@ impl<T: Provider> VnicNetdev<T> {
         // SAFETY: The netdev is alive; the call has no other precondition.
         let skb = unsafe { bindings::__netdev_alloc_skb(self.as_raw(), len, bindings::GFP_ATOMIC) };
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
-        // SAFETY: The new buffer is ours; its head is not shared, so `cow_head` does not copy.
-        unsafe { SkBuff::from_raw(skb) }.cow_head(0)
+        // SAFETY: The new buffer is ours.
+        unsafe { SkBuff::from_raw(skb) }
+            .into_mut()
+            .map_err(|_| EINVAL)
     }
 
     /// Hands a received Ethernet frame to GRO in the NAPI context `ctx` (hfi1's

@@ -8,7 +8,7 @@ use crate::wire::{
     hdr16b::{Encap, HDR_LEN},
     vema_info::VeswPortInfo,
 };
-use kernel::{net::skbuff::SkBuffMut, prelude::*};
+use kernel::{net::skbuff::SkBuffHead, prelude::*};
 
 /// Length of the metadata the HFI reads in front of the 16B header
 /// (`struct opa_vnic_skb_mdata`: vl, entropy, flags, reserved).
@@ -41,7 +41,7 @@ pub(crate) struct TxInfo {
 pub(crate) fn encap_skb(
     tx: &TxInfo,
     mac_dlid: impl FnOnce(&[u8; 6]) -> u32,
-    skb: &mut SkBuffMut,
+    skb: &mut SkBuffHead,
 ) -> Result {
     let entropy = rules::entropy_from_hash(skb.hash());
     let eth_len = skb.len() as usize;

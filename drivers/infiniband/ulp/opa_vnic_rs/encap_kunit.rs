@@ -6,7 +6,7 @@ use crate::encap::{encap_skb, TxInfo, MDATA_ENCAP_ERR};
 use crate::wire::{encap::flow_table, vema_info::VeswPortInfo};
 use kernel::{
     kunit_expect, kunit_expect_eq,
-    net::skbuff::{SkBuff, SkBuffMut},
+    net::skbuff::{SkBuff, SkBuffHead},
     prelude::*,
 };
 
@@ -32,7 +32,7 @@ fn tx_info() -> TxInfo {
 }
 
 /// A 60-byte IPv4 frame to `dmac` in an skb with room for the encapsulation.
-fn frame_skb(dmac: [u8; 6]) -> Result<SkBuffMut> {
+fn frame_skb(dmac: [u8; 6]) -> Result<SkBuffHead> {
     let mut skb = SkBuff::alloc(256, GFP_KERNEL)?;
     skb.reserve(64)?;
     let mut frame = [0u8; 60];
@@ -44,7 +44,7 @@ fn frame_skb(dmac: [u8; 6]) -> Result<SkBuffMut> {
     skb.put_data(&frame)?;
     skb.set_protocol(0x0800);
     skb.set_hash(HASH);
-    Ok(skb)
+    Ok(skb.into_head())
 }
 
 /// A unicast frame whose MAC is in the MAC table: metadata, then the header worked out by hand

@@ -20,7 +20,7 @@ use kernel::{
     c_str,
     net::{
         rtnl::Rtnl,
-        skbuff::{SkBuffMut, SkBuffRef},
+        skbuff::{SkBuffHead, SkBuffRef},
     },
     new_irq_spinlock,
     prelude::*,
@@ -255,7 +255,7 @@ impl VnicUlp for VportUlp {
         self.report(TRAP_ETH_LINK_STATUS_CHANGE);
     }
 
-    fn encap(&self, skb: &mut SkBuffMut) -> Result {
+    fn encap(&self, skb: &mut SkBuffHead) -> Result {
         let guard = Guard::new();
         let snap = self.shared.tx.read(&guard);
         encap_skb(&snap.tx, |mac| snap.lookup(mac), skb)
