@@ -95,10 +95,15 @@ impl Counters {
 /// another VL.
 #[derive(Default)]
 pub(crate) struct SdmaCounters {
+    /// Transmits that found their ring full and returned `NETDEV_TX_BUSY`.
     pub(crate) busy: AtomicU64,
+    /// Transmit queues stopped for want of descriptors.
     pub(crate) stops: AtomicU64,
+    /// Stopped transmit queues woken by a completion.
     pub(crate) wakes: AtomicU64,
+    /// Packets the DMA completed (sent, or dropped by the integrity checks).
     pub(crate) completed: AtomicU64,
+    /// Packets the DMA lost: no memory to gather them.
     pub(crate) dma_errors: AtomicU64,
     /// Frames whose queue (chosen by `ndo_select_queue` from the metadata then) is not the one
     /// their metadata at transmit selects: hfi1 would post them to an SDMA engine of another

@@ -264,6 +264,9 @@ pub(crate) fn xmit(nd: &VnicNetdev<Hfi>, mut skb: SkBuff) -> Xmit {
             Counters::inc(&v.port.sdma.stops);
             nd.stop_subqueue(q);
             if v.dma.write_avail(q) {
+                // A completion freed the ring meanwhile, before the queue was stopped: it
+                // did not wake it, so this does.
+                Counters::inc(&v.port.sdma.wakes);
                 nd.wake_subqueue(q);
             }
             Xmit::Busy(skb)

@@ -19,8 +19,8 @@
 #               frames: the queue the stack picked must be the one of the
 #               VL the frame is sent on (opasim counts queue_vl_mismatch)
 #   tcp         4 MiB of TCP with timestamps off, then on: every byte at
-#               the receiver, tx_dropped 0, and the small ring pushed back
-#               (tx_busy) and woke its queues (queue_wakes)
+#               the receiver, tx_dropped 0; the small ring's pushbacks
+#               (tx_busy) each followed by a wake (queue_wakes)
 #   burst       600 frames from a packet socket: each transmitted and
 #               received exactly once
 #   forwarded   frames bridged from a veth, whose linear part is only the
@@ -209,8 +209,10 @@ run_with() {
 	echo "$drv tcp: tx_dropped $dropped, NETDEV_TX_BUSY $busy, queues woken $wakes"
 	cat $PORT/vnic_sdma
 	[ "$dropped" = 0 ] || fail "$drv: $dropped frames dropped on transmit"
-	[ "$busy" -gt 0 ] || fail "$drv: the 64-descriptor ring never pushed back"
-	[ "$wakes" -gt 0 ] || fail "$drv: no stopped queue was woken"
+	# Whether the ring fills depends on when the DMA work item runs against
+	# the sender (it does on the default kernel; on the debug kernel it may
+	# keep up): counted, and every stop must have been woken.
+	[ "$wakes" = "$busy" ] || fail "$drv: $busy pushbacks, $wakes queues woken"
 	step_delta tcp >/dev/null
 
 	echo "== $drv: a burst of 600 frames into the 64-descriptor ring"
@@ -222,6 +224,8 @@ run_with() {
 	busy=$(($(sdma tx_busy) - busy0))
 	echo "$drv burst: 600 sent, $tx transmitted, $rx received, NETDEV_TX_BUSY $busy"
 	[ "$tx" = 600 ] && [ "$rx" = 600 ] || fail "$drv: a burst of 600 frames: $tx transmitted, $rx received"
+	stops=$(sdma queue_stops) wakes=$(sdma queue_wakes)
+	[ "$stops" = "$wakes" ] || fail "$drv: $stops queue stops, $wakes wakes"
 	step_delta burst >/dev/null
 
 	# The C driver pushes its metadata in ndo_select_queue without looking at

@@ -64,6 +64,20 @@ run_with() {
 			nd=$(netdev_by_mac "02:00:00:0$v:0$lid:0$((v - 1))")
 			[ -n "$nd" ] || fail "$drv: no netdev for vesw $v on LID $lid"
 			netns_host "v${v}l$lid" "$nd" "10.$v.0.$lid/24"
+			eval "nd_${v}_$lid=\$nd"
+		done
+	done
+	# Permanent neighbours between LID 1 and the others, in each vesw: a
+	# neighbour entry the pings leave behind is probed (a unicast ARP) some
+	# seconds later, which would land among the other vesw's frames between
+	# the same LIDs when the kernel is slow (the debug kernel).
+	for v in 1 2; do
+		for lid in 2 3 4; do
+			eval "d1=\$nd_${v}_1 dl=\$nd_${v}_$lid"
+			must ip -n "v${v}l1" neigh replace "10.$v.0.$lid" lladdr "02:00:00:0$v:0$lid:0$((v - 1))" \
+				dev "$d1" nud permanent
+			must ip -n "v${v}l$lid" neigh replace "10.$v.0.1" lladdr "02:00:00:0$v:01:0$((v - 1))" \
+				dev "$dl" nud permanent
 		done
 	done
 	sleep 1
