@@ -211,21 +211,29 @@ run_with() {
 	[ "$dropped" = 0 ] || fail "$drv: $dropped frames dropped on transmit"
 	# Whether the ring fills depends on when the DMA work item runs against
 	# the sender (it does on the default kernel; on the debug kernel it may
-	# keep up): counted, and every stop must have been woken.
-	[ "$wakes" = "$busy" ] || fail "$drv: $busy pushbacks, $wakes queues woken"
+	# keep up): counted, and every stop must have been woken. A completion
+	# that races the stop may wake the queue as well as the transmit's own
+	# restart, so wakes may exceed stops, never fall short.
+	[ "$wakes" -ge "$busy" ] || fail "$drv: $busy pushbacks, $wakes queues woken"
 	step_delta tcp >/dev/null
 
 	echo "== $drv: a burst of 600 frames into the 64-descriptor ring"
 	busy0=$(sdma tx_busy)
 	tx0=$(netstat_of na "$a" tx_packets) rx0=$(netstat_of nb "$b" rx_packets)
 	must ip netns exec na /opa/vnic-send --dev "$a" --kind ipv4-udp --dmac $B --len 1000 --count 600 --flows 8
-	sleep 2
+	# The qdisc holds what the ring pushed back until the ring's wakes: wait
+	# for the frames to arrive (at most 30 s), then count.
+	for i in $(seq 30); do
+		[ $(($(netstat_of nb "$b" rx_packets) - rx0)) -ge 600 ] && break
+		sleep 1
+	done
+	sleep 1
 	tx=$(($(netstat_of na "$a" tx_packets) - tx0)) rx=$(($(netstat_of nb "$b" rx_packets) - rx0))
 	busy=$(($(sdma tx_busy) - busy0))
 	echo "$drv burst: 600 sent, $tx transmitted, $rx received, NETDEV_TX_BUSY $busy"
 	[ "$tx" = 600 ] && [ "$rx" = 600 ] || fail "$drv: a burst of 600 frames: $tx transmitted, $rx received"
 	stops=$(sdma queue_stops) wakes=$(sdma queue_wakes)
-	[ "$stops" = "$wakes" ] || fail "$drv: $stops queue stops, $wakes wakes"
+	[ "$wakes" -ge "$stops" ] || fail "$drv: $stops queue stops, $wakes wakes"
 	step_delta burst >/dev/null
 
 	# The C driver pushes its metadata in ndo_select_queue without looking at
