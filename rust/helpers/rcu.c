@@ -11,3 +11,9 @@ void rust_helper_rcu_read_unlock(void)
 {
 	rcu_read_unlock();
 }
+
+/* For an Rcu's drop, which may wait for RCU callbacks: its context is checked every time. */
+void rust_helper_might_sleep(void)
+{
+	might_sleep();
+}

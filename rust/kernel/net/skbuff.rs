@@ -33,7 +33,7 @@ use crate::types::Opaque;
 #[path = "skbuff_kunit.rs"]
 mod kunit;
 use crate::{alloc::AllocError, alloc::Flags, bindings, error::to_result, prelude::*};
-use core::{ops::Deref, ptr::NonNull};
+use core::{mem::MaybeUninit, ops::Deref, ptr::NonNull};
 
 /// A socket buffer (`struct sk_buff`) as a borrower sees it: its data and metadata, read only.
 ///
@@ -89,7 +89,9 @@ impl SkBuffRef {
     #[inline]
     pub fn head_len(&self) -> u32 {
         let skb = self.raw();
-        skb.len - skb.data_len
+        // The kernel keeps `data_len <= len`; wrapping as C does, so that no overflow check
+        // runs per frame.
+        skb.len.wrapping_sub(skb.data_len)
     }
 
     /// Room before the data (`skb_headroom()`).
@@ -121,18 +123,36 @@ impl SkBuffRef {
     /// `N` bytes of the data from `offset`, wherever they lie (`skb_header_pointer()`): the
     /// bytes in the head when they are all there (no copy), else a copy of them into `buf`
     /// from the head and the fragments. `None` if the data is shorter than `offset + N`.
+    /// `buf` need not be initialised: a frame whose headers are linear costs no stores.
     #[inline]
     pub fn header<'a, const N: usize>(
         &'a self,
         offset: u32,
-        buf: &'a mut [u8; N],
+        buf: &'a mut MaybeUninit<[u8; N]>,
     ) -> Option<&'a [u8; N]> {
-        let start = offset as usize;
-        if let Some(bytes) = self.data().get(start..).and_then(|d| d.first_chunk::<N>()) {
-            return Some(bytes);
+        let len = u32::try_from(N).ok()?;
+        let end = offset.checked_add(len)?;
+        if end <= self.head_len() {
+            // SAFETY: The `N` bytes from `offset` are in the head's data (checked above), which
+            // lives as long as the buffer and does not change while `self` is borrowed (type
+            // invariant), as in `data`; `[u8; N]` has no alignment.
+            return Some(unsafe { &*self.raw().data.add(offset as usize).cast::<[u8; N]>() });
         }
-        self.copy_bits(offset, buf).ok()?;
-        Some(buf)
+        if end > self.len() || end > i32::MAX as u32 {
+            return None;
+        }
+        // SAFETY: As in `copy_bits`: the buffer is valid, `offset + N` is within its data
+        // (checked above), and `buf` has room for `N` bytes.
+        let ret = unsafe {
+            bindings::skb_copy_bits(
+                self.as_raw(),
+                offset as i32,
+                buf.as_mut_ptr().cast(),
+                N as i32,
+            )
+        };
+        // SAFETY: `skb_copy_bits` succeeded, so it wrote all `N` bytes.
+        (ret == 0).then(|| unsafe { buf.assume_init_ref() })
     }
 
     /// Copies `buf.len()` bytes of the data from `offset` into `buf`, from the head and the
@@ -171,30 +191,52 @@ impl SkBuffRef {
         self.raw().queue_mapping
     }
 
+    /// The fields the kernel groups as the skb's `headers` (`struct_group()`), as a raw
+    /// pointer: `hash` may write one of them (the flow hash) while others are read.
+    #[inline]
+    fn headers(&self) -> *const bindings::sk_buff__bindgen_ty_4__bindgen_ty_1 {
+        // SAFETY: The buffer is valid; only an address is taken. Both members of the union are
+        // the same fields (`struct_group()`), so the first one's type describes them.
+        unsafe { core::ptr::addr_of!((*self.as_raw()).__bindgen_anon_4).cast() }
+    }
+
     /// The flow hash of the buffer, computed from its headers if not known yet
-    /// (`skb_get_hash()`, which stores it in the buffer).
+    /// (`skb_get_hash()`, which stores it in the buffer). Written out rather than called
+    /// through a helper: transmit reads it for every frame, and it is known for most.
     #[inline]
     pub fn hash(&self) -> u32 {
-        // SAFETY: The buffer is valid; `Self` is not `Sync`, so no other thread reads or writes
-        // the hash through it meanwhile, and its holder is the only user of the buffer.
-        unsafe { bindings::skb_get_hash(self.as_raw()) }
+        let h = self.headers();
+        // SAFETY: The buffer is valid; the bits are read through a reference that ends here.
+        let known = unsafe { (*h).l4_hash() != 0 || (*h).sw_hash() != 0 };
+        if !known {
+            // SAFETY: The buffer is valid; `Self` is not `Sync`, so no other thread reads or
+            // writes the hash through it meanwhile, and its holder is the only user of the
+            // buffer; no reference to its fields is live. A null `net` is what
+            // `skb_get_hash()` passes.
+            unsafe { bindings::__skb_get_hash_net(core::ptr::null(), self.as_raw()) };
+        }
+        // SAFETY: The buffer is valid; the field is read after any write above.
+        unsafe { core::ptr::addr_of!((*h).hash).read() }
     }
 
     /// The link-layer protocol (`skb->protocol`), host order.
     #[inline]
     pub fn protocol(&self) -> u16 {
-        // SAFETY: The buffer is valid.
-        u16::from_be(unsafe { bindings::skb_protocol(self.as_raw()) })
+        // SAFETY: The buffer is valid and its protocol does not change meanwhile.
+        u16::from_be(unsafe { core::ptr::addr_of!((*self.headers()).protocol).read() })
     }
 
-    /// The VLAN tag held out of the data (hardware-accelerated tagging), if any.
+    /// The VLAN tag held out of the data (hardware-accelerated tagging), if any
+    /// (`skb_vlan_tag_present()`, `skb_vlan_tag_get()`, which read the fields so).
+    #[inline]
     pub fn vlan_tci(&self) -> Option<u16> {
-        let skb = self.as_raw();
-        // SAFETY: The buffer is valid.
-        let present = unsafe { bindings::skb_vlan_tag_present(skb) };
-        // SAFETY: The buffer is valid.
-        let tci = unsafe { bindings::skb_vlan_tag_get(skb) };
-        present.then_some(tci)
+        // SAFETY: The buffer is valid and its tag does not change meanwhile; `vlan_all` covers
+        // the protocol and the TCI, so both members of the union are initialised.
+        let (all, tci) = unsafe {
+            let v = core::ptr::addr_of!((*self.headers()).__bindgen_anon_2);
+            ((*v).vlan_all, (*v).__bindgen_anon_1.vlan_tci)
+        };
+        (all != 0).then_some(tci)
     }
 }
 
@@ -510,16 +552,25 @@ impl SkBuffHead {
         Ok(unsafe { core::slice::from_raw_parts_mut(p, len as usize) })
     }
 
-    /// Prepends `N` zeroed bytes to the data and returns them as an array, whose writes need
-    /// no bounds checks (`skb_push()`).
+    /// Prepends `bytes` to the data (`skb_push()` and a copy): a header built whole, whose
+    /// stores go straight into the headroom, with no zeroing first.
     #[inline]
-    pub fn push_array<const N: usize>(&mut self) -> Result<&mut [u8; N]> {
+    pub fn push_bytes<const N: usize>(&mut self, bytes: [u8; N]) -> Result {
         let len = u32::try_from(N).map_err(|_| EINVAL)?;
-        // SAFETY: The headroom is not shared (type invariant).
-        let p = unsafe { push_zeroed(&self.0, len)? };
-        // SAFETY: As in `push`: the `N` bytes at `p` are the buffer's, initialised, borrowed as
-        // `self`.
-        Ok(unsafe { &mut *p.cast::<[u8; N]>() })
+        if len > self.headroom() {
+            return Err(EINVAL);
+        }
+        let skb = self.0 .0.as_ptr();
+        // SAFETY: The buffer is valid and ours, with `len` bytes of headroom (checked above)
+        // that no other `sk_buff` uses (type invariant): the new start is still in the head,
+        // and the `N` bytes there are written whole (`__skb_push()` and a copy).
+        unsafe {
+            (*skb).data = (*skb).data.sub(N);
+            // The headroom bounds `len`, and a buffer's length its size: no overflow.
+            (*skb).len = (*skb).len.wrapping_add(len);
+            (*skb).data.cast::<[u8; N]>().write_unaligned(bytes);
+        }
+        Ok(())
     }
 }
 

@@ -9,6 +9,7 @@
 
 use super::SkBuff;
 use crate::{kunit_expect, kunit_expect_eq, prelude::*};
+use core::mem::MaybeUninit;
 
 /// A buffer of `len` bytes of data room whose memory last held `fill` bytes: one is filled
 /// and freed first, and the allocator hands the same object back to the next allocation of
@@ -37,10 +38,14 @@ fn handed_out_bytes_are_zero() {
         Err(_) => kunit_expect!(false),
     }
     let mut head = skb.into_head();
-    match head.push_array::<16>() {
-        Ok(bytes) => kunit_expect_eq!(*bytes, [0u8; 16]),
-        Err(_) => kunit_expect!(false),
-    }
+    kunit_expect_eq!(head.push_bytes([7u8; 16]), Ok(()));
+    kunit_expect_eq!(head.len(), 96);
+    kunit_expect_eq!(
+        head.data().first_chunk::<17>(),
+        Some(&[7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 0])
+    );
+    // Past the headroom (the 32 bytes reserved are used up): refused, nothing moves.
+    kunit_expect_eq!(head.push_bytes([1u8; 17]), Err(EINVAL));
     kunit_expect_eq!(head.len(), 96);
 }
 
@@ -52,9 +57,9 @@ fn header_reads_within_data() {
     };
     let frame: [u8; 20] = core::array::from_fn(|i| i as u8);
     kunit_expect_eq!(skb.put_data(&frame), Ok(()));
-    let mut copy = [0u8; 4];
+    let mut copy = MaybeUninit::uninit();
     kunit_expect_eq!(skb.header(16, &mut copy).copied(), Some([16, 17, 18, 19]));
-    let mut copy = [0u8; 4];
+    let mut copy = MaybeUninit::<[u8; 4]>::uninit();
     kunit_expect_eq!(skb.header(17, &mut copy).copied(), None);
     let mut all = [0u8; 20];
     kunit_expect_eq!(skb.copy_bits(0, &mut all), Ok(()));

@@ -29,6 +29,7 @@ use crate::{
     },
     prelude::*,
     str::CStr,
+    sync::rcu::ReadSide,
 };
 use core::{ffi::c_void, ptr::NonNull};
 
@@ -74,8 +75,9 @@ pub trait VnicUlp: Send + Sync + 'static {
     /// least [`SKB_HEADROOM`] bytes before the frame, and whose frame is padded to at least
     /// [`ETH_ZLEN`] bytes: on `Err` the frame is dropped. The frame may lie partly in page
     /// fragments when the device advertises scatter-gather (hfi1 does): the linear part may
-    /// hold as little as the Ethernet header. Atomic context.
-    fn encap(&self, skb: &mut SkBuffHead) -> Result;
+    /// hold as little as the Ethernet header. Atomic context, in an RCU read-side section
+    /// (`rcu`: `ndo_start_xmit` runs with bottom halves or interrupts disabled).
+    fn encap(&self, skb: &mut SkBuffHead, rcu: &ReadSide) -> Result;
 
     /// The VL and the entropy of a frame, for the device to choose a queue from. Atomic
     /// context; the buffer is the stack's, only borrowed. The stack calls it before it pads
@@ -214,8 +216,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
     unsafe fn inner<'a>(nd: *mut bindings::net_device) -> &'a Inner<T> {
         // SAFETY: By the type invariant `clnt_priv` is the `Inner<T>`, alive while the netdev
         // is registered, which it is while its operations run.
+        // `netdev_priv()` is the address of `priv` (6.12): written out, as transmit calls
+        // this for every frame.
         unsafe {
-            let rn = bindings::netdev_priv(nd).cast::<bindings::rdma_netdev>();
+            let rn = core::ptr::addr_of_mut!((*nd).priv_).cast::<bindings::rdma_netdev>();
             &*(*rn).clnt_priv.cast::<Inner<T>>()
         }
     }

@@ -1,74 +1,110 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit suite `rust_sync_rcu` of [`Rcu`]: what readers see, and when replaced objects are
-//! freed.
+//! dropped.
 //!
 //! Part of the kernel crate's tests (`CONFIG_RUST_KERNEL_DOCTESTS`), run at boot. Readers on
 //! other CPUs racing a writer need threads a built-in suite cannot spawn here (a work item's
 //! closure type makes a symbol name longer than modpost takes); the `vnic-races` scenario
 //! covers them, with transmit reading on two CPUs while the EM replaces the MAC table.
 
-use super::{Guard, Rcu};
+use super::{barrier, Guard, Rcu};
 use crate::{kunit_expect_eq, prelude::*};
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU8, Ordering};
 
-/// A value that counts its drops in `DROPS`.
-struct Counted(u32);
+/// The values the cases use: `Counted(v)` for `v` below this.
+const VALUES: usize = 128;
 
-static DROPS: AtomicUsize = AtomicUsize::new(0);
+/// How many times each `Counted(v)` was dropped, by `v`.
+static DROPS: [AtomicU8; VALUES] = [const { AtomicU8::new(0) }; VALUES];
+
+/// A value that counts its drops in [`DROPS`].
+struct Counted(usize);
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        DROPS.fetch_add(1, Ordering::Relaxed);
+        DROPS[self.0].fetch_add(1, Ordering::Relaxed);
     }
 }
 
-fn boxed(v: u32) -> KBox<Counted> {
+fn reset() {
+    for d in &DROPS {
+        d.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Drops of the values `lo..hi`, in total.
+fn drops(lo: usize, hi: usize) -> usize {
+    DROPS[lo..hi]
+        .iter()
+        .map(|d| usize::from(d.load(Ordering::Relaxed)))
+        .sum()
+}
+
+fn new_rcu(v: usize) -> Pin<KBox<Rcu<Counted>>> {
     // A case cannot go on without it; KUnit reports the panic's oops as a failure.
-    KBox::new(Counted(v), GFP_KERNEL).expect("allocation")
+    KBox::pin_init(Rcu::new(Counted(v), GFP_KERNEL), GFP_KERNEL).expect("allocation")
 }
 
 /// A reader sees the object published last, under any number of guards.
 fn read_sees_published() {
-    let rcu = Rcu::new(boxed(1));
+    reset();
+    let rcu = new_rcu(1);
     {
         let g = Guard::new();
         let nested = Guard::new();
         kunit_expect_eq!(rcu.read(&g).0, 1);
         kunit_expect_eq!(rcu.read(&nested).0, 1);
     }
-    drop(rcu.replace(boxed(2)));
+    kunit_expect_eq!(rcu.replace(Counted(2), GFP_KERNEL), Ok(()));
     let g = Guard::new();
     kunit_expect_eq!(rcu.read(&g).0, 2);
 }
 
-/// `replace` hands the old object back (not freed yet), and dropping the `Rcu` frees the
-/// current one: each object is dropped exactly once.
-fn replaced_objects_are_dropped_once() {
-    let before = DROPS.load(Ordering::Relaxed);
-    let rcu = Rcu::new(boxed(1));
-    let old = rcu.replace(boxed(2));
-    kunit_expect_eq!(old.0, 1);
-    kunit_expect_eq!(DROPS.load(Ordering::Relaxed) - before, 0);
-    drop(old);
-    kunit_expect_eq!(DROPS.load(Ordering::Relaxed) - before, 1);
-    drop(rcu);
-    kunit_expect_eq!(DROPS.load(Ordering::Relaxed) - before, 2);
+/// A reader's own section: `replace` does not wait in it, and neither the object the reader
+/// holds nor any object replaced after it is dropped while the section lasts.
+fn replace_in_own_read_section() {
+    reset();
+    let rcu = new_rcu(0);
+    {
+        let g = Guard::new();
+        let held = rcu.read(&g);
+        for v in 1..100 {
+            kunit_expect_eq!(rcu.replace(Counted(v), GFP_KERNEL), Ok(()));
+        }
+        kunit_expect_eq!(held.0, 0);
+        kunit_expect_eq!(rcu.read(&g).0, 99);
+        kunit_expect_eq!(drops(0, VALUES), 0);
+    }
+    // Every callback queued so far has run: the 99 replaced objects wait on the list, for
+    // the next writer.
+    barrier();
+    kunit_expect_eq!(drops(0, VALUES), 0);
+    kunit_expect_eq!(rcu.replace(Counted(100), GFP_KERNEL), Ok(()));
+    kunit_expect_eq!(drops(0, 99), 99);
+    kunit_expect_eq!(drops(99, VALUES), 0);
 }
 
-/// `get_mut` changes the current object in place, as readers then see it.
-fn get_mut_changes_in_place() {
-    let mut rcu = Rcu::new(boxed(1));
-    rcu.get_mut().0 = 7;
-    let g = Guard::new();
-    kunit_expect_eq!(rcu.read(&g).0, 7);
+/// An object replaced many times in a loop: each object is dropped exactly once, the last
+/// ones by the `Rcu`'s drop (which waits for their callbacks).
+fn replaced_objects_are_dropped_once() {
+    reset();
+    let rcu = new_rcu(0);
+    for v in 1..VALUES {
+        kunit_expect_eq!(rcu.replace(Counted(v), GFP_KERNEL), Ok(()));
+    }
+    kunit_expect_eq!(DROPS[VALUES - 1].load(Ordering::Relaxed), 0);
+    drop(rcu);
+    for (v, d) in DROPS.iter().enumerate() {
+        kunit_expect_eq!((v, d.load(Ordering::Relaxed)), (v, 1));
+    }
 }
 
 crate::kunit_suite!(
     rust_sync_rcu,
     [
         read_sees_published,
+        replace_in_own_read_section,
         replaced_objects_are_dropped_once,
-        get_mut_changes_in_place,
     ]
 );

@@ -27,7 +27,11 @@ check_dmesg_clean() {
 			fail "kmemleak reports leaked memory (above)"
 		fi
 	fi
-	if dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace:|kernel BUG|UBSAN|KASAN|suspected memory leak|possible recursive locking|circular locking'; then
+	local bad='WARNING:|BUG:|Oops|general protection|Call Trace:|kernel BUG|UBSAN|KASAN|suspected memory leak|possible recursive locking|circular locking'
+	if dmesg | grep -qE "$bad"; then
+		# The first report whole, with the lines that lead to it (a workqueue or
+		# lockdep report says what it is about before its WARNING line).
+		dmesg | grep -E -B4 -A40 "$bad" | head -80
 		fail "the kernel log has a warning or a crash (above)"
 	fi
 }

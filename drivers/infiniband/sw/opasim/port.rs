@@ -10,11 +10,12 @@ use crate::{
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::rdma::vnic::VnicNetdev;
 use kernel::{
-    new_irq_spinlock,
+    c_str, new_irq_spinlock,
     prelude::*,
     rdma::verbs::Qp,
     sync::{Arc, IrqSpinLock},
     types::ARef,
+    workqueue::{OwnedQueue, WQ_MEM_RECLAIM},
 };
 
 /// The most VNIC netdevs open on a port.
@@ -179,6 +180,10 @@ pub(crate) struct Port {
     pub(crate) sdma: SdmaCounters,
     /// The port's capability masks.
     pub(crate) caps: Capabilities,
+    /// The workqueue of the port's VNIC DMA (hfi1's per-port `hfi1_wq`): `WQ_MEM_RECLAIM`
+    /// as hfi1's, since a netdev going down flushes its DMA from a MAD handler, which runs on
+    /// a `WQ_MEM_RECLAIM` queue of the RDMA core.
+    pub(crate) wq: OwnedQueue,
 }
 
 impl Port {
@@ -190,7 +195,7 @@ impl Port {
         config: PortConfig,
     ) -> Result<Arc<Self>> {
         Arc::pin_init(
-            pin_init!(Self {
+            try_pin_init!(Self {
                 dev_index,
                 num,
                 guid,
@@ -203,7 +208,8 @@ impl Port {
                 tx_drops: DropCounters::default(),
                 sdma: SdmaCounters::default(),
                 caps: Capabilities::default(),
-            }),
+                wq: OwnedQueue::new(c_str!("opasim_sdma"), WQ_MEM_RECLAIM, 0)?,
+            }? Error),
             GFP_KERNEL,
         )
     }

@@ -206,14 +206,10 @@ struct TxCount {
 impl TxCount {
     /// The frame that starts `offset` bytes into `skb`.
     fn of(skb: &SkBuffRef, offset: u32) -> Self {
-        let mut eth = [0u8; 14];
-        let mut copy = [0u8; 14];
-        if let Some(h) = skb.header(offset, &mut copy) {
-            eth = *h;
-        }
+        let mut copy = core::mem::MaybeUninit::uninit();
         Self {
             len: skb.len().saturating_sub(offset),
-            eth,
+            eth: skb.header(offset, &mut copy).copied().unwrap_or([0; 14]),
         }
     }
 }
@@ -246,7 +242,7 @@ pub(crate) fn xmit(nd: &VnicNetdev<Hfi>, mut skb: SkBuff) -> Xmit {
     let count = TxCount::of(&skb, hdr16b::HDR_LEN as u32);
     match v.dma.post(q, skb, meta.vl) {
         Post::Queued => {
-            v.dma.kick();
+            v.dma.kick(&v.port.wq);
             count_tx(s, &count, true);
             Xmit::Done
         }

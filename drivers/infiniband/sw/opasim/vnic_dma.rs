@@ -6,7 +6,7 @@
 //! poll drains into GRO (hfi1 runs `hfi1_vnic_bypass_rcv()` from the NAPI poll of a receive
 //! context, `netdev_rx.c`).
 //!
-//! The "DMA" is a work item on the system workqueue: it runs when the sender lets the CPU go,
+//! The "DMA" is a work item on its port's workqueue: it runs when the sender lets the CPU go,
 //! not when it enables bottom halves again, so a sender that posts a burst (a TCP window, a
 //! qdisc run) fills the ring as it fills an SDMA engine that moves packets at link speed, and
 //! meets `NETDEV_TX_BUSY` as on hfi1. A NAPI poll would run at the end of every transmit and
@@ -24,7 +24,7 @@ use kernel::{
     rdma::vnic::VnicNetdev,
     sync::{Arc, IrqSpinLock},
     types::ARef,
-    workqueue::{self, Work, WorkItem},
+    workqueue::{Queue, Work, WorkItem},
 };
 
 /// hfi1's `HFI1_VNIC_SDMA_DESC_WTRMRK`: a queue stopped for want of descriptors is woken once
@@ -134,8 +134,8 @@ impl VnicDma {
     }
 
     /// Starts the DMA of the posted packets (the work item), unless it is queued already.
-    pub(crate) fn kick(self: &Arc<Self>) {
-        let _ = workqueue::system().enqueue(self.clone());
+    pub(crate) fn kick(self: &Arc<Self>, wq: &Queue) {
+        let _ = wq.enqueue(self.clone());
     }
 
     /// The netdev went up: the poll delivers to it.

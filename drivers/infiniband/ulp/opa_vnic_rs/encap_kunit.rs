@@ -2,8 +2,11 @@
 
 //! KUnit suite of the transmit encapsulation, on real socket buffers.
 
-use crate::encap::{encap_skb, TxInfo, MDATA_ENCAP_ERR};
-use crate::wire::{encap::flow_table, vema_info::VeswPortInfo};
+use crate::encap::encap_skb;
+use crate::wire::{
+    tx_plan::{TxPlan, MDATA_ENCAP_ERR},
+    vema_info::VeswPortInfo,
+};
 use kernel::{
     kunit_expect, kunit_expect_eq,
     net::skbuff::{SkBuff, SkBuffHead},
@@ -15,7 +18,7 @@ use kernel::{
 const HASH: u32 = 0x1234_5678;
 const ENTROPY: u8 = 0x08;
 
-fn tx_info() -> TxInfo {
+fn tx_info() -> TxPlan {
     let mut info = VeswPortInfo::vema_pod();
     info.vesw.vesw_id = 3;
     info.vesw.pkey = 0x8001;
@@ -25,10 +28,7 @@ fn tx_info() -> TxInfo {
     info.vport.non_vlan_vl_uc = 2;
     info.vport.non_vlan_sc_mc = 6;
     info.vport.non_vlan_vl_mc = 3;
-    TxInfo {
-        info,
-        flow_tbl: flow_table(0),
-    }
+    TxPlan::new(&info)
 }
 
 /// A 60-byte IPv4 frame to `dmac` in an skb with room for the encapsulation.

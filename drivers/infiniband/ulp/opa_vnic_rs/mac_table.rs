@@ -28,6 +28,31 @@ pub struct MacSlot {
     pub index: u16,
     /// The entry.
     pub entry: MacTableEntry,
+    /// What a lookup compares: [`mac_key`] of the entry's MAC, with [`SRC_MAC_KEY`] for a
+    /// source MAC entry, which no frame's key equals.
+    key: u64,
+}
+
+/// Set in the key of a source MAC entry: lookups skip those (`opa_vnic_chk_mac_tbl()`).
+const SRC_MAC_KEY: u64 = 1 << 63;
+
+/// A MAC address as one number, for a lookup to compare with one instruction.
+#[inline]
+pub fn mac_key(mac: &[u8; ETH_ALEN]) -> u64 {
+    let [a, b, c, d, e, f] = *mac;
+    u64::from_le_bytes([a, b, c, d, e, f, 0, 0])
+}
+
+impl MacSlot {
+    /// The slot of `entry` at `index`.
+    pub fn new(index: u16, entry: MacTableEntry) -> Self {
+        let src = if entry.is_src_mac() { SRC_MAC_KEY } else { 0 };
+        Self {
+            index,
+            entry,
+            key: mac_key(&entry.mac_addr) | src,
+        }
+    }
 }
 
 /// The bucket of a MAC address.
@@ -69,19 +94,27 @@ impl<S: DerefMut<Target = [MacSlot]>> MacIndex<S> {
     /// The DLID frames to `dmac` go to: that of the entry for `dmac` with the lowest index,
     /// skipping source MAC entries; 0 if there is none (the caller then uses the vport's
     /// default DLIDs), as `opa_vnic_chk_mac_tbl()`.
+    ///
+    /// Transmit runs this for every frame: one comparison per entry of the bucket.
     #[inline]
     pub fn lookup(&self, dmac: &[u8; ETH_ALEN]) -> u32 {
+        let key = mac_key(dmac);
         let b = bucket(dmac);
         let (Some(&lo), Some(&hi)) = (self.starts.get(b), self.starts.get(b.wrapping_add(1)))
         else {
             return 0;
         };
-        self.slots
-            .get(lo as usize..hi as usize)
-            .unwrap_or(&[])
-            .iter()
-            .find_map(|s| s.entry.lookup(dmac))
-            .unwrap_or(0)
+        // Indexed rather than sliced: a bucket holds an entry or two, and a slice's bounds
+        // checks cost more than the walk.
+        let mut i = lo as usize;
+        while i < hi as usize {
+            match self.slots.get(i) {
+                Some(s) if s.key == key => return s.entry.dlid(),
+                Some(_) => i = i.wrapping_add(1),
+                None => break,
+            }
+        }
+        0
     }
 
     /// The number of entries.
@@ -117,7 +150,7 @@ pub fn merge<'a>(
     for (i, entry) in req.entries().enumerate() {
         if !entry.is_delete() {
             let index = req.hdr.offset.wrapping_add(i as u16);
-            push(MacSlot { index, entry })?;
+            push(MacSlot::new(index, entry))?;
         }
     }
     Ok(())

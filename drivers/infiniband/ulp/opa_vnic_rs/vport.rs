@@ -3,19 +3,21 @@
 //! A virtual Ethernet switch port's netdev side: what transmit reads per packet, the netdev
 //! callbacks of the driver, and the vport's traps to the EM.
 
-use crate::encap::{encap_skb, TxInfo};
+use crate::encap::encap_skb;
 use crate::mac_table::{MacIndex, MacSlot};
 use crate::vema_port::VemaPort;
 use crate::vport_stats::ETHTOOL_STATS;
 use crate::wire::{
-    encap::{crc32_le, entropy_from_hash, flow_table, frame_dmac, frame_vlan_tci},
+    encap::{crc32_le, entropy_from_hash, frame_dmac, frame_vlan_tci},
     trap::{
         VemaTrapMad, VeswPortTrap, TRAP_ETH_LINK_STATUS_CHANGE, TRAP_IFACE_MCAST_MAC_CHANGE,
         TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
     },
+    tx_plan::TxPlan,
     vema_info::{VeswPortInfo, STATE_FORWARDING},
     vema_mac::ETH_ALEN,
 };
+use core::mem::MaybeUninit;
 use kernel::{
     c_str,
     net::{
@@ -29,7 +31,7 @@ use kernel::{
         netdev::{AddrList, AddrLists, EthtoolStat, VnicNetdevRef, VnicUlp},
     },
     sync::{
-        rcu::{Guard, Rcu},
+        rcu::{Guard, Rcu, ReadSide},
         Arc, IrqSpinLock,
     },
     time::{ktime_ms_delta, Ktime},
@@ -50,7 +52,8 @@ const MAC_TAG_LEN: usize = 16;
 /// whenever one of them changes ([`VportShared::publish`]); transmit reads it under RCU, with
 /// no lock.
 pub(crate) struct TxSnapshot {
-    pub(crate) tx: TxInfo,
+    /// The transmit decisions of the vport's info.
+    pub(crate) plan: TxPlan,
     /// The MAC table (`None`: empty), shared with the agent's [`Vport::macs`].
     pub(crate) macs: Option<Arc<VportMacs>>,
 }
@@ -82,6 +85,7 @@ pub(crate) struct VportState {
 #[pin_data]
 pub(crate) struct VportShared {
     /// What transmit reads.
+    #[pin]
     pub(crate) tx: Rcu<TxSnapshot>,
     #[pin]
     pub(crate) state: IrqSpinLock<VportState>,
@@ -91,19 +95,13 @@ impl VportShared {
     /// The shared part of a new vport: the adapter's power-on info, no MAC table.
     pub(crate) fn new() -> Result<Arc<Self>> {
         let info = VeswPortInfo::adapter_pod();
-        let tx = Rcu::new(KBox::new(
-            TxSnapshot {
-                tx: TxInfo {
-                    info,
-                    flow_tbl: flow_table(0),
-                },
-                macs: None,
-            },
-            GFP_KERNEL,
-        )?);
+        let tx = TxSnapshot {
+            plan: TxPlan::new(&info),
+            macs: None,
+        };
         Arc::pin_init(
-            pin_init!(Self {
-                tx,
+            try_pin_init!(Self {
+                tx <- Rcu::new(tx, GFP_KERNEL),
                 state <- new_irq_spinlock!(VportState {
                     info,
                     trap_window: None,
@@ -111,28 +109,23 @@ impl VportShared {
                     umac_hash: 0,
                     mmac_hash: 0,
                 }),
-            }),
+            }? Error),
             GFP_KERNEL,
         )
     }
 
-    /// Publishes what transmit reads, from the current info and `macs`, and frees the
-    /// snapshot it replaces once no transmit can see it. Process context (it waits for an RCU
-    /// grace period); the caller serialises publishers (the agent holds the port's lock).
+    /// Publishes what transmit reads, from the current info and `macs`. Does not wait for
+    /// the transmits that may still read the snapshot it replaces (RCU frees that one later),
+    /// so an EM's Sets do not queue behind grace periods. The caller serialises publishers
+    /// (the agent holds the port's lock), so that the last info published is the last one
+    /// set.
     pub(crate) fn publish(&self, macs: Option<Arc<VportMacs>>) -> Result {
         let info = self.state.lock().info;
-        let new = KBox::new(
-            TxSnapshot {
-                tx: TxInfo {
-                    info,
-                    flow_tbl: flow_table(info.vesw.def_port_mask),
-                },
-                macs,
-            },
-            GFP_KERNEL,
-        )?;
-        drop(self.tx.replace(new));
-        Ok(())
+        let snapshot = TxSnapshot {
+            plan: TxPlan::new(&info),
+            macs,
+        };
+        self.tx.replace(snapshot, GFP_KERNEL)
     }
 
     /// Oper state and link status follow the configured state and the interface's; the
@@ -255,10 +248,11 @@ impl VnicUlp for VportUlp {
         self.report(TRAP_ETH_LINK_STATUS_CHANGE);
     }
 
-    fn encap(&self, skb: &mut SkBuffHead) -> Result {
-        let guard = Guard::new();
-        let snap = self.shared.tx.read(&guard);
-        encap_skb(&snap.tx, |mac| snap.lookup(mac), skb)
+    // Inlined into the netdev's transmit, which only calls it.
+    #[inline(always)]
+    fn encap(&self, skb: &mut SkBuffHead, rcu: &ReadSide) -> Result {
+        let snap = self.shared.tx.read(rcu);
+        encap_skb(&snap.plan, |mac| snap.lookup(mac), skb)
     }
 
     fn vl_entropy(&self, skb: &SkBuffRef) -> (u8, u8) {
@@ -266,8 +260,8 @@ impl VnicUlp for VportUlp {
         // The destination MAC and a tag in the frame, wherever they lie (a packet socket on
         // a scatter-gather device leaves only the Ethernet header in the linear part); the
         // stack has not padded the frame yet, so it may be shorter than a tagged header.
-        let mut hdr = [0u8; MAC_TAG_LEN];
-        let mut mac = [0u8; ETH_ALEN];
+        let mut hdr = MaybeUninit::<[u8; MAC_TAG_LEN]>::uninit();
+        let mut mac = MaybeUninit::<[u8; ETH_ALEN]>::uninit();
         let (dmac, frame_tci) = match skb.header(0, &mut hdr) {
             Some(h) => (frame_dmac(h), frame_vlan_tci(h)),
             None => (skb.header(0, &mut mac).copied(), None),
@@ -282,14 +276,7 @@ impl VnicUlp for VportUlp {
         // is the one of the VL the packet is sent on.
         let tci = skb.vlan_tci().or(frame_tci);
         let guard = Guard::new();
-        let vl = self
-            .shared
-            .tx
-            .read(&guard)
-            .tx
-            .info
-            .vport
-            .select_vl(&dmac, tci);
+        let vl = self.shared.tx.read(&guard).plan.vl(&dmac, tci);
         (vl, entropy)
     }
 

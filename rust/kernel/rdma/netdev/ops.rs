@@ -12,6 +12,7 @@ use crate::{
         rtnl::Rtnl,
         skbuff::{SkBuff, SkBuffRef},
     },
+    sync::rcu::ReadSide,
 };
 use core::{
     ffi::{c_int, c_void},
@@ -92,7 +93,12 @@ impl<T: VnicUlp> VnicNetdev<T> {
             unsafe { bindings::dev_core_stats_tx_dropped_inc(nd) };
             return bindings::netdev_tx_NETDEV_TX_OK;
         };
-        if inner.ulp.encap(&mut skb).is_err() {
+        // SAFETY: The stack calls `ndo_start_xmit` with bottom halves disabled (under
+        // `rcu_read_lock_bh()` in `__dev_queue_xmit()`, `local_bh_disable()` in pktgen and
+        // `dev_direct_xmit()`) or interrupts disabled (netpoll): an RCU read-side section
+        // that lasts the call.
+        let rcu = unsafe { ReadSide::assume() };
+        if inner.ulp.encap(&mut skb, rcu).is_err() {
             // SAFETY: `nd` is a registered netdev; the skb is freed with `skb`.
             unsafe { bindings::dev_core_stats_tx_dropped_inc(nd) };
             return bindings::netdev_tx_NETDEV_TX_OK;

@@ -252,10 +252,33 @@ impl TxFrame {
     /// this for each frame, and it has no bounds check and no failure.
     #[inline]
     pub fn parse(frame: &[u8; TX_PARSE_LEN], skb_protocol: u16) -> Self {
+        TxFrame {
+            dmac: Self::dmac(frame),
+            vlan_tci: Self::vlan_tci(frame),
+            class: Self::class(frame, skb_protocol),
+        }
+    }
+
+    /// The destination MAC of [`TxFrame::parse`].
+    #[inline]
+    pub fn dmac(frame: &[u8; TX_PARSE_LEN]) -> [u8; ETH_ALEN] {
+        [frame[0], frame[1], frame[2], frame[3], frame[4], frame[5]]
+    }
+
+    /// The frame's VLAN tag of [`TxFrame::parse`] (`__vlan_get_tag()`).
+    #[inline]
+    pub fn vlan_tci(frame: &[u8; TX_PARSE_LEN]) -> Option<u16> {
+        let proto = u16::from_be_bytes([frame[12], frame[13]]);
+        (proto == ETH_P_8021Q || proto == ETH_P_8021AD)
+            .then(|| u16::from_be_bytes([frame[14], frame[15]]))
+    }
+
+    /// The routing control class of [`TxFrame::parse`] (`opa_vnic_get_rc()`), which only a
+    /// vport whose classes differ in RC needs.
+    #[inline]
+    pub fn class(frame: &[u8; TX_PARSE_LEN], skb_protocol: u16) -> RcClass {
         let be16 = |hi: u8, lo: u8| u16::from_be_bytes([hi, lo]);
-        let is_tag = |proto: u16| proto == ETH_P_8021Q || proto == ETH_P_8021AD;
-        let vlan_tci = is_tag(be16(frame[12], frame[13])).then(|| be16(frame[14], frame[15]));
-        let tagged = is_tag(skb_protocol);
+        let tagged = skb_protocol == ETH_P_8021Q || skb_protocol == ETH_P_8021AD;
         let l3 = if tagged {
             be16(frame[16], frame[17])
         } else {
@@ -270,11 +293,7 @@ impl TxFrame {
             (ETH_P_IPV6, true) => frame[18 + 6],
             _ => 0,
         };
-        TxFrame {
-            dmac: [frame[0], frame[1], frame[2], frame[3], frame[4], frame[5]],
-            vlan_tci,
-            class: RcClass::classify(l3, l4),
-        }
+        RcClass::classify(l3, l4)
     }
 }
 

@@ -15,6 +15,7 @@
 //!   codes, attribute ids and request classification;
 //! - [`vema_info`], [`vema_mac`], [`vema_counters`]: every VEMA attribute;
 //! - [`trap`]: the VNIC trap and its Notice;
+//! - [`tx_plan`]: the transmit decisions of a vport, as tables made when it changes;
 //! - [`error`]: the typed errors and the MAD status each maps to.
 //!
 //! Multi-byte MAD fields are big-endian; the 16B header is made of
@@ -28,6 +29,7 @@ pub mod error;
 pub mod hdr16b;
 pub mod mad;
 pub mod trap;
+pub mod tx_plan;
 pub mod vema_counters;
 pub mod vema_info;
 pub mod vema_mac;

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The transmit decisions of a vport, made once when the EM changes its configuration rather
+//! than for every frame: what [`encap`](super::encap) and [`hdr16b`](super::hdr16b) decide
+//! from a frame and the vport's info, as tables indexed by what the frame says, and the 16B
+//! header's words with the vport's fields already in place.
+//!
+//! [`TxPlan::encap`] gives, for a frame, exactly the bytes the rules give ([`Encap::header`],
+//! [`PerVeswPortInfo::select_sc`], [`VeswInfo::select_dlid`] and the others, which are
+//! `opa_vnic_encap_skb()`'s); the host tests check that for any configuration and frame.
+//!
+//! [`Encap::header`]: super::hdr16b::Encap::header
+//! [`PerVeswPortInfo::select_sc`]: super::vema_info::PerVeswPortInfo::select_sc
+//! [`VeswInfo::select_dlid`]: super::vema_info::VeswInfo::select_dlid
+
+use super::encap::{
+    entropy_from_hash, flow_id, flow_table, is_local_ether_addr, vlan_pcp, RcClass, TxFrame,
+    FLOW_TBL_SIZE, INVALID_PORT, TX_PARSE_LEN,
+};
+use super::hdr16b::{HDR_LEN, ICRC_TAIL_LEN, L2_16B, L4_ETHR, MAX_ETH_FRAME, MAX_LID, MAX_SC};
+use super::vema_info::{VeswPortInfo, MAX_NUM_PCP};
+use super::vema_mac::ETH_ALEN;
+
+/// Length of the metadata the HFI reads in front of the 16B header
+/// (`struct opa_vnic_skb_mdata`: vl, entropy, flags, reserved).
+pub const MDATA_LEN: usize = 4;
+
+/// Metadata flag: the frame has no destination (no DLID) or a header that cannot be encoded;
+/// the HFI drops and counts it (`OPA_VNIC_SKB_MDATA_ENCAP_ERR`).
+pub const MDATA_ENCAP_ERR: u8 = 0x1;
+
+/// What transmit puts in front of a frame: the metadata, then the 16B header.
+pub const TX_HDR_LEN: usize = MDATA_LEN + HDR_LEN;
+
+/// The index of the untagged entry in [`TxPlan`]'s SC and VL tables (after the PCPs).
+const UNTAGGED: usize = MAX_NUM_PCP;
+
+/// What a frame's length takes, with the header, ICRC, tail and rounding up, to make the
+/// packet's length in quad words.
+const LEN_QW_ROUND: u32 = (HDR_LEN + ICRC_TAIL_LEN + 7) as u32;
+
+/// Routing control classes (`RcClass`), each at its `shift() / 4`.
+const RC_CLASSES: usize = 7;
+
+/// A vport's transmit decisions, as tables; see the module documentation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxPlan {
+    /// The header's words 0, 1, 2 and 4 with the vport's fields (SLID, P_Key, L2, LT, L4
+    /// type, vesw id) and nothing of the frame's.
+    w0: u32,
+    w1: u32,
+    w2: u32,
+    w4: u32,
+    /// SC (low byte) and VL (high byte) by multicast (1) or not (0), then by PCP, or
+    /// [`UNTAGGED`]: one load for both.
+    sc_vl: [[u16; MAX_NUM_PCP + 1]; 2],
+    /// The RC of each class.
+    rc: [u8; RC_CLASSES],
+    /// Whether every class has the same RC (the EM's default, 0): then a frame's class need
+    /// not be found, which saves reading its L3 and L4 protocols.
+    rc_uniform: bool,
+    /// The unicast DLID of the default port of each flow id (0: no default port).
+    ucast_dlid: [u32; FLOW_TBL_SIZE],
+    mcast_dlid: u32,
+}
+
+impl TxPlan {
+    /// The decisions the vport's `info` makes.
+    pub fn new(info: &VeswPortInfo) -> Self {
+        let (vesw, vport) = (&info.vesw, &info.vport);
+        let slid = vport.encap_slid & MAX_LID;
+        let table = |sc: &[u8; MAX_NUM_PCP], vl: &[u8; MAX_NUM_PCP], sc0: u8, vl0: u8| {
+            let pair = |sc: u8, vl: u8| u16::from(sc) | (u16::from(vl) << 8);
+            let mut t = [pair(sc0, vl0); MAX_NUM_PCP + 1];
+            for ((t, &sc), &vl) in t.iter_mut().zip(sc).zip(vl) {
+                *t = pair(sc, vl);
+            }
+            t
+        };
+        let mut rc = [0u8; RC_CLASSES];
+        for class in [
+            RcClass::Default,
+            RcClass::Ipv4,
+            RcClass::Ipv4Udp,
+            RcClass::Ipv4Tcp,
+            RcClass::Ipv6,
+            RcClass::Ipv6Tcp,
+            RcClass::Ipv6Udp,
+        ] {
+            if let Some(r) = rc.get_mut((class.shift() / 4) as usize) {
+                *r = vesw.select_rc(class);
+            }
+        }
+        let flows = flow_table(vesw.def_port_mask);
+        let mut ucast_dlid = [0u32; FLOW_TBL_SIZE];
+        for (d, &port) in ucast_dlid.iter_mut().zip(flows.iter()) {
+            if port != INVALID_PORT {
+                *d = vesw
+                    .u_ucast_dlid
+                    .get(usize::from(port))
+                    .copied()
+                    .unwrap_or(0);
+            }
+        }
+        Self {
+            w0: slid & 0xf_ffff,
+            w1: (u32::from(L2_16B) << 29) | (1 << 31),
+            w2: u32::from(L4_ETHR) | ((slid >> 20) << 8) | (u32::from(vesw.pkey) << 16),
+            w4: u32::from(vesw.vesw_id) << 16,
+            sc_vl: [
+                table(
+                    &vport.pcp_to_sc_uc,
+                    &vport.pcp_to_vl_uc,
+                    vport.non_vlan_sc_uc,
+                    vport.non_vlan_vl_uc,
+                ),
+                table(
+                    &vport.pcp_to_sc_mc,
+                    &vport.pcp_to_vl_mc,
+                    vport.non_vlan_sc_mc,
+                    vport.non_vlan_vl_mc,
+                ),
+            ],
+            rc_uniform: rc.iter().all(|&r| r == rc[0]),
+            rc,
+            ucast_dlid,
+            mcast_dlid: vesw.u_mcast_dlid,
+        }
+    }
+
+    /// The SC and VL table of frames to `dmac`.
+    #[inline]
+    fn sc_vl(&self, dmac: &[u8; ETH_ALEN]) -> &[u16; MAX_NUM_PCP + 1] {
+        let [uc, mc] = &self.sc_vl;
+        if dmac[0] & 1 != 0 {
+            mc
+        } else {
+            uc
+        }
+    }
+
+    /// The VL of a frame to `dmac` with the VLAN tag `tci` (`opa_vnic_get_vl()`), as
+    /// [`TxPlan::encap`] chooses it.
+    #[inline]
+    pub fn vl(&self, dmac: &[u8; ETH_ALEN], tci: Option<u16>) -> u8 {
+        let tag = tci.map_or(UNTAGGED, vlan_pcp);
+        let sc_vl = self.sc_vl(dmac).get(tag);
+        sc_vl.map_or(0, |&p| (p >> 8) as u8)
+    }
+
+    /// The metadata and 16B header in front of the Ethernet frame of `eth_len` bytes whose
+    /// first bytes are `frame` (`skb->protocol` `skb_protocol`, flow hash `hash`):
+    /// `opa_vnic_encap_skb()`. `mac_dlid` looks the destination MAC up in the MAC table (0:
+    /// no entry). A frame with no DLID, or whose header cannot be encoded (an SC or a length
+    /// that does not fit its field), gets [`MDATA_ENCAP_ERR`] and a zero header.
+    #[inline]
+    pub fn encap(
+        &self,
+        frame: &[u8; TX_PARSE_LEN],
+        skb_protocol: u16,
+        hash: u32,
+        eth_len: usize,
+        mac_dlid: impl FnOnce(&[u8; ETH_ALEN]) -> u32,
+    ) -> [u8; TX_HDR_LEN] {
+        let entropy = entropy_from_hash(hash);
+        let dmac = TxFrame::dmac(frame);
+        let vlan_tci = TxFrame::vlan_tci(frame);
+        let mc = dmac[0] & 1 != 0;
+        let mut dlid = mac_dlid(&dmac);
+        if dlid == 0 {
+            dlid = if mc {
+                self.mcast_dlid
+            } else if is_local_ether_addr(&dmac) {
+                (u32::from(dmac[5]) << 16) | (u32::from(dmac[4]) << 8) | u32::from(dmac[3])
+            } else {
+                self.ucast_dlid.get(flow_id(entropy)).copied().unwrap_or(0)
+            };
+        }
+        let tag = vlan_tci.map_or(UNTAGGED, vlan_pcp);
+        // `tag` is at most `UNTAGGED` (a PCP has 3 bits): this never misses.
+        let sc_vl = self.sc_vl(&dmac).get(tag).copied().unwrap_or(0);
+        let (sc, vl) = (sc_vl as u8, (sc_vl >> 8) as u8);
+        let rc = if self.rc_uniform {
+            self.rc[0]
+        } else {
+            let class = TxFrame::class(frame, skb_protocol);
+            self.rc
+                .get((class.shift() / 4) as usize)
+                .copied()
+                .unwrap_or(0)
+        };
+
+        // The metadata as one word: VL, entropy, flags, reserved.
+        let mdata = u32::from(vl) | (u32::from(entropy) << 8);
+        let mut out = [0u8; TX_HDR_LEN];
+        if dlid == 0 || sc > MAX_SC || eth_len > MAX_ETH_FRAME {
+            out[..MDATA_LEN]
+                .copy_from_slice(&(mdata | (u32::from(MDATA_ENCAP_ERR) << 16)).to_le_bytes());
+            return out;
+        }
+        let dlid = dlid & MAX_LID;
+        // The packet's length in quad words: header, frame, ICRC and tail, padded to 8 bytes.
+        let len_qw = (eth_len as u32).wrapping_add(LEN_QW_ROUND) >> 3;
+        let words = [
+            mdata,
+            self.w0 | (len_qw << 20),
+            self.w1 | (dlid & 0xf_ffff) | (u32::from(sc) << 20) | (u32::from(rc) << 25),
+            self.w2 | ((dlid >> 20) << 12),
+            u32::from(entropy),
+            self.w4,
+        ];
+        for (chunk, w) in out.chunks_exact_mut(4).zip(words) {
+            chunk.copy_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
+}
+
+impl Default for TxPlan {
+    /// The plan of the adapter's power-on info.
+    fn default() -> Self {
+        Self::new(&VeswPortInfo::adapter_pod())
+    }
+}
