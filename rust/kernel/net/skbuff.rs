@@ -307,14 +307,20 @@ impl SkBuff {
         if self.raw().cloned() == 0 && self.headroom() >= headroom {
             // INVARIANT: Not cloned: no other `sk_buff` shares the head, and nothing can
             // clone the buffer while `SkBuffHead` owns it.
-            return Ok(SkBuffHead(self));
+            return Ok(SkBuffHead {
+                skb: self,
+                room: headroom,
+            });
         }
         // SAFETY: The buffer is valid and ours.
         to_result(unsafe { bindings::skb_cow_head(self.0.as_ptr(), headroom) })?;
         // INVARIANT: `skb_cow_head` succeeded: the header is not cloned (`skb_cow_head()`
         // guarantees `!skb_header_cloned()`), and nothing can clone the buffer while
         // `SkBuffHead` owns it.
-        Ok(SkBuffHead(self))
+        Ok(SkBuffHead {
+            skb: self,
+            room: headroom,
+        })
     }
 
     /// The buffer as one whose data can be written, if no clone shares it (`!skb_cloned()`);
@@ -447,7 +453,10 @@ impl SkBuffMut {
     #[inline]
     pub fn into_head(self) -> SkBuffHead {
         // INVARIANT: Not cloned at all, so its header is not cloned either.
-        SkBuffHead(self.0)
+        SkBuffHead {
+            skb: self.0,
+            room: 0,
+        }
     }
 
     #[inline]
@@ -532,21 +541,29 @@ impl Deref for SkBuffMut {
 ///
 /// # Invariants
 ///
-/// The headroom of `self.0` is not shared with another `sk_buff` (`!skb_header_cloned()`).
-pub struct SkBuffHead(SkBuff);
+/// The headroom of `skb` is not shared with another `sk_buff` (`!skb_header_cloned()`), and
+/// holds at least `room` bytes.
+pub struct SkBuffHead {
+    skb: SkBuff,
+    /// Headroom known to be there, so that a push within it needs no check: a driver that
+    /// asked [`SkBuff::cow_head`] for room for its header pushes it with no test per frame.
+    room: u32,
+}
 
 impl SkBuffHead {
     /// The buffer, which may be shared from then on.
     #[inline]
     pub fn into_inner(self) -> SkBuff {
-        self.0
+        self.skb
     }
 
     /// Prepends `len` zeroed bytes to the data and returns them (`skb_push()`).
     #[inline]
     pub fn push(&mut self, len: u32) -> Result<&mut [u8]> {
         // SAFETY: The headroom is not shared (type invariant).
-        let p = unsafe { push_zeroed(&self.0, len)? };
+        let p = unsafe { push_zeroed(&self.skb, len)? };
+        // INVARIANT: The push used `len` bytes of the headroom, perhaps of the known room.
+        self.room = self.room.saturating_sub(len);
         // SAFETY: `push_zeroed` made the `len` bytes at `p` part of the data, initialised, in
         // the buffer's own headroom, borrowed as long as `self`.
         Ok(unsafe { core::slice::from_raw_parts_mut(p, len as usize) })
@@ -557,10 +574,13 @@ impl SkBuffHead {
     #[inline]
     pub fn push_bytes<const N: usize>(&mut self, bytes: [u8; N]) -> Result {
         let len = u32::try_from(N).map_err(|_| EINVAL)?;
-        if len > self.headroom() {
+        // Within the known room (usually a constant: no test), else as the buffer says.
+        if len > self.room && len > self.headroom() {
             return Err(EINVAL);
         }
-        let skb = self.0 .0.as_ptr();
+        // INVARIANT: The push uses `len` bytes of the headroom, perhaps of the known room.
+        self.room = self.room.saturating_sub(len);
+        let skb = self.skb.0.as_ptr();
         // SAFETY: The buffer is valid and ours, with `len` bytes of headroom (checked above)
         // that no other `sk_buff` uses (type invariant): the new start is still in the head,
         // and the `N` bytes there are written whole (`__skb_push()` and a copy).
@@ -579,6 +599,6 @@ impl Deref for SkBuffHead {
 
     #[inline]
     fn deref(&self) -> &SkBuff {
-        &self.0
+        &self.skb
     }
 }

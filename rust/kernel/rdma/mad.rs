@@ -14,7 +14,7 @@ mod recv;
 mod send;
 
 pub use recv::RecvMad;
-use send::{free_send, post_mad, Context, SendTo};
+use send::{free_send, post_mad, post_mad_with, Context, SendTo};
 
 use super::scope::DeviceScope;
 use crate::{bindings, error::from_err_ptr, prelude::*};

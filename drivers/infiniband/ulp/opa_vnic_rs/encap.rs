@@ -30,9 +30,8 @@ pub(crate) fn encap_skb(
 ) -> Result {
     let hash = skb.hash();
     let eth_len = skb.len() as usize;
-    let protocol = skb.protocol();
     let mut copy = MaybeUninit::<[u8; TX_PARSE_LEN]>::uninit();
     let frame = skb.header(0, &mut copy).ok_or(EINVAL)?;
-    let hdr = plan.encap(frame, protocol, hash, eth_len, mac_dlid);
+    let hdr = plan.encap(frame, || skb.protocol(), hash, eth_len, mac_dlid);
     skb.push_bytes(hdr)
 }

@@ -35,13 +35,12 @@ use kernel::{
     sync::{Arc, IrqSpinLock, Mutex},
 };
 
-/// The state of a port's agent and the buffer its answers are built in.
+/// The state of a port's agent and the buffer a trimmed request is padded in.
 pub(crate) struct Locked {
     pub(crate) state: PortState,
-    /// The request being answered, zero-filled past what arrived (see
+    /// A request that arrived shorter than a whole MAD, zero-filled past what arrived (see
     /// [`RecvMad::read_padded`]).
     pub(crate) req: KBox<[u8; OPA_MGMT_MAD_SIZE]>,
-    pub(crate) rsp: KBox<[u8; RESPONSE_LEN]>,
     /// Where the agent is in its life.
     pub(crate) agent: AgentLife,
 }
@@ -134,12 +133,7 @@ impl VemaPort {
 impl MadHandler for VemaPort {
     fn recv(&self, mad: &RecvMad<'_>) {
         let mut guard = self.locked.lock();
-        let Locked {
-            state,
-            req,
-            rsp,
-            agent,
-        } = &mut *guard;
+        let Locked { state, req, agent } = &mut *guard;
         let AgentLife::Running(agent) = &*agent else {
             pr_debug!(
                 "port {}: MAD from LID {:#x} dropped: the agent is starting or shutting down\n",
@@ -150,30 +144,43 @@ impl MadHandler for VemaPort {
         };
         // A request may arrive trimmed to its attribute (as opa-fm sends them) or at the size
         // of an InfiniBand MAD: it is read as the C agent reads it, zero-filled to a whole MAD.
-        mad.read_padded(&mut req[..]);
+        // A whole one is read where it arrived.
+        let req: &[u8] = match mad.bytes() {
+            whole if whole.len() >= OPA_MGMT_MAD_SIZE => whole,
+            _ => {
+                mad.read_padded(&mut req[..]);
+                &req[..]
+            }
+        };
         let mut backend = Backend {
             state,
             device: mad.device(),
             trap_sink: &self.trap_sink,
             agent,
         };
-        match vema_agent::process(&mut backend, &req[..], &mut rsp[..]) {
-            Ok(len) => {
-                if let Err(e) = mad.respond(&rsp[..len]) {
-                    pr_warn!(
-                        "port {}: cannot answer LID {:#x}: {:?}\n",
-                        self.port,
-                        mad.slid(),
-                        e
-                    );
-                }
-            }
-            Err(e) => pr_debug!(
+        // The answer is built in the send buffer itself.
+        let mut unanswerable = None;
+        let sent = mad.respond_with(RESPONSE_LEN, req.first().copied(), |rsp| {
+            vema_agent::process(&mut backend, req, rsp).map_err(|e| {
+                unanswerable = Some(e);
+                EINVAL
+            })?;
+            Ok(())
+        });
+        match (sent, unanswerable) {
+            (_, Some(e)) => pr_debug!(
                 "port {}: unanswerable MAD from LID {:#x}: {:?}\n",
                 self.port,
                 mad.slid(),
                 e
             ),
+            (Err(e), None) => pr_warn!(
+                "port {}: cannot answer LID {:#x}: {:?}\n",
+                self.port,
+                mad.slid(),
+                e
+            ),
+            (Ok(()), None) => {}
         }
     }
 }
@@ -191,7 +198,6 @@ pub(crate) fn register(device: &DeviceScope, port: u32) -> Result<Agent<VemaPort
         rmpp_version: 0,
     };
     let req = KBox::new([0u8; OPA_MGMT_MAD_SIZE], GFP_KERNEL)?;
-    let rsp = KBox::new([0u8; RESPONSE_LEN], GFP_KERNEL)?;
     // Inside `try_pin_init!` a field's name stands for the initialised field.
     let opa_port = port;
     Agent::register(
@@ -207,7 +213,6 @@ pub(crate) fn register(device: &DeviceScope, port: u32) -> Result<Agent<VemaPort
                     vports: KVec::new(),
                 },
                 req,
-                rsp,
                 agent: AgentLife::Starting,
             }),
             trap_sink <- new_irq_spinlock!(TrapSink {

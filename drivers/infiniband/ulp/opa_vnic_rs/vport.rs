@@ -14,10 +14,13 @@ use crate::wire::{
         TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
     },
     tx_plan::TxPlan,
-    vema_info::{VeswPortInfo, STATE_FORWARDING},
+    vema_info::{VeswPortInfo, MAX_NUM_PCP, STATE_FORWARDING},
     vema_mac::ETH_ALEN,
 };
-use core::mem::MaybeUninit;
+use core::{
+    mem::MaybeUninit,
+    sync::atomic::{AtomicU8, Ordering},
+};
 use kernel::{
     c_str,
     net::{
@@ -31,7 +34,7 @@ use kernel::{
         netdev::{AddrList, AddrLists, EthtoolStat, VnicNetdevRef, VnicUlp},
     },
     sync::{
-        rcu::{Guard, Rcu, ReadSide},
+        rcu::{Rcu, ReadSide},
         Arc, IrqSpinLock,
     },
     time::{ktime_ms_delta, Ktime},
@@ -81,12 +84,42 @@ pub(crate) struct VportState {
     pub(crate) mmac_hash: u32,
 }
 
+/// The VL of a frame by multicast or not, then by PCP or untagged ([`TxPlan::vl_index`]): a
+/// copy of the plan's that queue selection reads with no RCU read-side section (the stack
+/// calls it outside one for a packet socket that bypasses the qdisc). An entry read while
+/// the EM changes the table is the old or the new one; either only chooses a queue, and
+/// transmit takes the VL it sends with from the snapshot.
+pub(crate) struct VlTable([[AtomicU8; MAX_NUM_PCP + 1]; 2]);
+
+impl VlTable {
+    fn new(plan: &TxPlan) -> Self {
+        Self(plan.vl_table().map(|t| t.map(AtomicU8::new)))
+    }
+
+    fn set(&self, plan: &TxPlan) {
+        for (row, new) in self.0.iter().zip(plan.vl_table()) {
+            for (vl, new) in row.iter().zip(new) {
+                vl.store(new, Ordering::Relaxed);
+            }
+        }
+    }
+
+    #[inline]
+    fn get(&self, dmac: &[u8; ETH_ALEN], tci: Option<u16>) -> u8 {
+        let (mc, tag) = TxPlan::vl_index(dmac, tci);
+        let row = if mc != 0 { &self.0[1] } else { &self.0[0] };
+        row.get(tag).map_or(0, |vl| vl.load(Ordering::Relaxed))
+    }
+}
+
 /// What a vport's netdev callbacks share with the agent.
 #[pin_data]
 pub(crate) struct VportShared {
     /// What transmit reads.
     #[pin]
     pub(crate) tx: Rcu<TxSnapshot>,
+    /// What queue selection reads.
+    vl: VlTable,
     #[pin]
     pub(crate) state: IrqSpinLock<VportState>,
 }
@@ -99,9 +132,11 @@ impl VportShared {
             plan: TxPlan::new(&info),
             macs: None,
         };
+        let vl = VlTable::new(&tx.plan);
         Arc::pin_init(
             try_pin_init!(Self {
                 tx <- Rcu::new(tx, GFP_KERNEL),
+                vl,
                 state <- new_irq_spinlock!(VportState {
                     info,
                     trap_window: None,
@@ -125,6 +160,7 @@ impl VportShared {
             plan: TxPlan::new(&info),
             macs,
         };
+        self.vl.set(&snapshot.plan);
         self.tx.replace(snapshot, GFP_KERNEL)
     }
 
@@ -255,6 +291,8 @@ impl VnicUlp for VportUlp {
         encap_skb(&snap.plan, |mac| snap.lookup(mac), skb)
     }
 
+    // Inlined into the netdev's queue selection, which only calls it.
+    #[inline(always)]
     fn vl_entropy(&self, skb: &SkBuffRef) -> (u8, u8) {
         let entropy = entropy_from_hash(skb.hash());
         // The destination MAC and a tag in the frame, wherever they lie (a packet socket on
@@ -275,9 +313,7 @@ impl VnicUlp for VportUlp {
         // frame. Either way the VL comes from the tag the frame goes out with, so the queue
         // is the one of the VL the packet is sent on.
         let tci = skb.vlan_tci().or(frame_tci);
-        let guard = Guard::new();
-        let vl = self.shared.tx.read(&guard).plan.vl(&dmac, tci);
-        (vl, entropy)
+        (self.shared.vl.get(&dmac, tci), entropy)
     }
 
     fn mac_changed(&self, _rtnl: &Rtnl, _netdev: &VnicNetdevRef) {

@@ -2,7 +2,7 @@
 
 //! A received MAD, as its handler reads and answers it.
 
-use super::{post_mad, Context, SendTo, IB_MAD_LEN, VENDOR_HDR_LEN};
+use super::{post_mad_with, Context, SendTo, IB_MAD_LEN, VENDOR_HDR_LEN};
 use crate::rdma::scope::DeviceScope;
 use crate::{bindings, error::from_err_ptr, prelude::*};
 
@@ -99,13 +99,29 @@ impl RecvMad<'_> {
     ///
     /// The address handle and the send buffer are freed when the send completes.
     pub fn respond(&self, rsp: &[u8]) -> Result {
-        if rsp.len() < VENDOR_HDR_LEN {
+        self.respond_with(rsp.len(), rsp.first().copied(), |buf| {
+            buf.copy_from_slice(rsp);
+            Ok(())
+        })
+    }
+
+    /// Sends back, as [`RecvMad::respond`] does, a MAD of `len` bytes that `fill` builds in the
+    /// send buffer itself (zeroed by the MAD layer): no copy of the answer. `base_version` is
+    /// the base version the answer's header will carry (what `respond` reads from its first
+    /// byte). Nothing is sent if `fill` fails, and its error is returned.
+    pub fn respond_with(
+        &self,
+        len: usize,
+        base_version: Option<u8>,
+        fill: impl FnOnce(&mut [u8]) -> Result,
+    ) -> Result {
+        if len < VENDOR_HDR_LEN {
             return Err(EINVAL);
         }
-        let base_version = if rsp.len() > IB_MAD_LEN {
+        let base_version = if len > IB_MAD_LEN {
             bindings::OPA_MGMT_BASE_VERSION as u8
         } else {
-            *rsp.first().ok_or(EINVAL)?
+            base_version.ok_or(EINVAL)?
         };
         // SAFETY: By the type invariant the agent and the completion are valid; the agent's QP
         // and PD exist while it is registered; the GRH pointer is the received one (or null).
@@ -129,6 +145,6 @@ impl RecvMad<'_> {
         };
         // SAFETY: The agent is registered and its send handler frees with `free_send`; `ah`
         // was just made on its PD; the handler runs in process context.
-        unsafe { post_mad(self.agent, to, rsp) }
+        unsafe { post_mad_with(self.agent, to, len, fill) }
     }
 }

@@ -78,8 +78,29 @@ pub(super) unsafe fn post_mad(
     to: SendTo,
     mad: &[u8],
 ) -> Result {
-    let data_len = mad
-        .len()
+    // SAFETY: As the caller guarantees.
+    unsafe {
+        post_mad_with(agent, to, mad.len(), |buf| {
+            buf.copy_from_slice(mad);
+            Ok(())
+        })
+    }
+}
+
+/// Sends a MAD of `len` bytes (vendor header and data) that `fill` writes into the send
+/// buffer, which the MAD layer zeroed: an answer built in place, with no copy. Nothing is sent
+/// if `fill` fails.
+///
+/// # Safety
+///
+/// As for [`post_mad`].
+pub(super) unsafe fn post_mad_with(
+    agent: *mut bindings::ib_mad_agent,
+    to: SendTo,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result,
+) -> Result {
+    let data_len = len
         .checked_sub(VENDOR_HDR_LEN)
         .and_then(|n| i32::try_from(n).ok());
     let Some(data_len) = data_len else {
@@ -112,11 +133,15 @@ pub(super) unsafe fn post_mad(
             return Err(e);
         }
     };
-    // SAFETY: `buf` is a fresh send buffer whose `mad` holds `mad.len()` bytes (header plus
-    // data, as asked); nothing else uses it yet.
-    unsafe {
-        core::ptr::copy_nonoverlapping(mad.as_ptr(), (*buf).mad.cast::<u8>(), mad.len());
-        (*buf).ah = to.ah;
+    // SAFETY: `buf` is a fresh send buffer whose `mad` holds `len` bytes (header plus data, as
+    // asked), zeroed by `ib_create_send_mad()`; nothing else uses it until it is posted.
+    let filled = fill(unsafe { core::slice::from_raw_parts_mut((*buf).mad.cast::<u8>(), len) });
+    // SAFETY: As above.
+    unsafe { (*buf).ah = to.ah };
+    if let Err(e) = filled {
+        // SAFETY: Not posted, so the MAD layer does not hold `buf`; its `ah` is ours.
+        unsafe { free_send(buf, to.context) };
+        return Err(e);
     }
     // SAFETY: `buf` is complete; the MAD layer owns it if the post succeeds.
     let ret = to_result(unsafe { bindings::ib_post_send_mad(buf, core::ptr::null_mut()) });

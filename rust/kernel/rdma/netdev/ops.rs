@@ -76,12 +76,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
     ) -> bindings::netdev_tx_t {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
-        let Some(skb) = NonNull::new(skb) else {
-            return bindings::netdev_tx_NETDEV_TX_OK;
-        };
-        // SAFETY: The stack hands the skb over to the driver, and no one else holds it: the
-        // netdev does not allow shared skbs (`IFF_TX_SKB_SHARING` is cleared in `new`).
-        let skb = unsafe { SkBuff::from_raw(skb) };
+        // SAFETY: The stack hands a valid skb over to the driver (never null), and no one else
+        // holds it: the netdev does not allow shared skbs (`IFF_TX_SKB_SHARING` is cleared in
+        // `new`).
+        let skb = unsafe { SkBuff::from_raw(NonNull::new_unchecked(skb)) };
         // Pad to the minimum Ethernet frame, as the C driver does, and make the head the
         // frame's own, with room for the ULP's header (a failure frees the skb). A frame
         // dropped here is counted, which the C driver does not do.
@@ -123,25 +121,34 @@ impl<T: VnicUlp> VnicNetdev<T> {
     ) -> u16 {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
-        if skb.is_null() {
-            return 0;
-        }
-        // SAFETY: The stack lends the skb for this call; nothing else changes it meanwhile.
+        // SAFETY: The stack lends the skb (never null) for this call; nothing else changes it
+        // meanwhile.
         let (vl, entropy) = inner.ulp.vl_entropy(unsafe { SkBuffRef::from_raw(skb) });
         // The device reads the metadata in front of the frame (hfi1's contract): write it in
         // the headroom, as the C ULP does, but only once the head is the skb's own, so that a
-        // clone sharing it (a tap) is not written under.
+        // clone sharing it (a tap) is not written under. The test of the inline
+        // `skb_cow_head()` is written out, so that a buffer never cloned costs no call.
         // SAFETY: The skb is valid and the stack's caller may change its head here: the stack
         // reads its fields again after `ndo_select_queue`.
-        if unsafe { bindings::skb_cow_head(skb, MDATA_LEN) } != 0 {
+        let own = unsafe {
+            (*skb).cloned() == 0
+                && ((*skb).data as usize).wrapping_sub((*skb).head as usize) >= MDATA_LEN as usize
+        };
+        // SAFETY: As above.
+        if !own && unsafe { bindings::skb_cow_head(skb, MDATA_LEN) } != 0 {
             return 0;
         }
         // SAFETY: The head is the skb's own with at least `MDATA_LEN` bytes of headroom
-        // (`skb_cow_head` succeeded); the metadata is written there and pulled off again
-        // before returning, so the stack sees the frame as it passed it.
+        // (tested above, or `skb_cow_head` succeeded); the metadata is pushed there
+        // (`__skb_push()`) and pulled off again before returning, so the stack sees the frame
+        // as it passed it.
         unsafe {
-            let mdata = bindings::skb_push(skb, MDATA_LEN).cast::<u8>();
-            core::ptr::copy_nonoverlapping([vl, entropy, 0, 0].as_ptr(), mdata, 4);
+            (*skb).data = (*skb).data.sub(MDATA_LEN as usize);
+            (*skb).len = (*skb).len.wrapping_add(MDATA_LEN);
+            (*skb)
+                .data
+                .cast::<[u8; 4]>()
+                .write_unaligned([vl, entropy, 0, 0]);
         }
         // SAFETY: The device reads the metadata the ULP pushed in front of the frame.
         let queue = unsafe {
@@ -149,8 +156,11 @@ impl<T: VnicUlp> VnicNetdev<T> {
                 .ndo_select_queue
                 .map_or(0, |f| f(nd, skb, sb_dev))
         };
-        // SAFETY: Pushed above.
-        unsafe { bindings::skb_pull(skb, MDATA_LEN) };
+        // SAFETY: Pushed above (`__skb_pull()`); the device leaves the offsets as they were.
+        unsafe {
+            (*skb).data = (*skb).data.add(MDATA_LEN as usize);
+            (*skb).len = (*skb).len.wrapping_sub(MDATA_LEN);
+        }
         queue
     }
 

@@ -112,7 +112,7 @@ proptest! {
         mac_dlid in prop_oneof![Just(0u32), any::<u32>()],
     ) {
         let plan = TxPlan::new(&info);
-        let got = plan.encap(&frame, proto, hash, eth_len, |_| mac_dlid);
+        let got = plan.encap(&frame, || proto, hash, eth_len, |_| mac_dlid);
         prop_assert_eq!(got, by_the_rules(&info, &frame, proto, hash, eth_len, mac_dlid));
         let t = TxFrame::parse(&frame, proto);
         prop_assert_eq!(plan.vl(&t.dmac, t.vlan_tci), info.vport.select_vl(&t.dmac, t.vlan_tci));
@@ -130,7 +130,7 @@ fn plan_of_a_unicast_frame() {
     let mut frame = [0u8; TX_PARSE_LEN];
     frame[..6].copy_from_slice(&[2, 0, 0, 0, 2, 0]);
     frame[12..14].copy_from_slice(&[0x08, 0x00]);
-    let got = TxPlan::new(&info).encap(&frame, 0x0800, 0x1234_5678, 60, |_| 2);
+    let got = TxPlan::new(&info).encap(&frame, || 0x0800, 0x1234_5678, 60, |_| 2);
     #[rustfmt::skip]
     let want = [
         0, 0x08, 0, 0,

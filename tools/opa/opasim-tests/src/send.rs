@@ -5,8 +5,8 @@
 //! the same byte for byte under each driver.
 //!
 //! ```text
-//! vnic-send --dev IF --kind K [--count N] [--flows N] [--len L] [--dmac MAC] [--vlan PCP]
-//!           [--raw]
+//! vnic-send --dev IF --kind K [--count N | --secs S] [--flows N] [--len L] [--dmac MAC]
+//!           [--vlan PCP] [--raw]
 //! vnic-send --udp-more IPV4:PORT [--count N] [--len L]
 //! ```
 //!
@@ -17,7 +17,9 @@
 //! differs per flow, so the flow hash and the entropy do). `--len` is the frame length without
 //! FCS (default: 60, or the headers if longer; up to 16000 for jumbo frames). `--dmac` is the destination MAC (default
 //! broadcast); `--vlan PCP` inserts an 802.1Q tag, VLAN 10, with that priority. The source MAC
-//! is the interface's.
+//! is the interface's. `--secs S` sends for `S` seconds instead of `--count` frames, as fast as
+//! the interface takes them: a full queue (`ENOBUFS`) is waited out, not an error (the
+//! benchmark of the stack's own transmit path).
 //!
 //! Frames go through a `SOCK_DGRAM` packet socket, which has the kernel write the Ethernet
 //! header with the headroom the interface asks for; `--raw` sends the whole frame through a
@@ -36,6 +38,8 @@ struct Args {
     dmac: [u8; 6],
     vlan: Option<u8>,
     raw: bool,
+    /// `--secs`: send for this long rather than `count` frames.
+    secs: Option<u64>,
     /// `--udp-more`: where UDP datagrams built from two writes go.
     udp_more: Option<std::net::SocketAddrV4>,
 }
@@ -49,7 +53,7 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 fn parse() -> Result<Args, String> {
-    let usage = "usage: vnic-send --dev IF --kind K [--count N] [--flows N] [--len L] [--dmac MAC] [--vlan PCP] [--raw]\n       vnic-send --udp-more IPV4:PORT [--count N] [--len L]";
+    let usage = "usage: vnic-send --dev IF --kind K [--count N | --secs S] [--flows N] [--len L] [--dmac MAC] [--vlan PCP] [--raw]\n       vnic-send --udp-more IPV4:PORT [--count N] [--len L]";
     let mut a = Args {
         dev: String::new(),
         kind: String::new(),
@@ -59,6 +63,7 @@ fn parse() -> Result<Args, String> {
         dmac: [0xff; 6],
         vlan: None,
         raw: false,
+        secs: None,
         udp_more: None,
     };
     let mut it = std::env::args().skip(1);
@@ -73,6 +78,7 @@ fn parse() -> Result<Args, String> {
             "--dev" => a.dev = v.clone(),
             "--kind" => a.kind = v.clone(),
             "--count" => a.count = v.parse().map_err(|_| bad())?,
+            "--secs" => a.secs = Some(v.parse().map_err(|_| bad())?),
             "--flows" => a.flows = v.parse().map_err(|_| bad())?,
             "--len" => a.len = Some(v.parse().map_err(|_| bad())?),
             "--dmac" => a.dmac = parse_mac(&v).ok_or_else(bad)?,
@@ -209,9 +215,23 @@ fn run(a: &Args) -> Result<(), String> {
     sll.sll_ifindex = ifindex as i32;
     sll.sll_halen = 6;
     sll.sll_addr[..6].copy_from_slice(&a.dmac);
-    let mut sent = 0;
-    for i in 0..a.count {
-        let frame = frame(a, &smac, i % a.flows)?;
+    let mut sent = 0u64;
+    let mut full = 0u64;
+    let deadline = a
+        .secs
+        .map(|s| std::time::Instant::now() + std::time::Duration::from_secs(s));
+    let frames = (0..a.flows)
+        .map(|flow| frame(a, &smac, flow))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut i = 0u64;
+    loop {
+        match deadline {
+            Some(d) if i % 256 == 0 && std::time::Instant::now() >= d => break,
+            None if i >= u64::from(a.count) => break,
+            _ => {}
+        }
+        let frame = &frames[(i % u64::from(a.flows)) as usize];
+        i += 1;
         // A datagram socket is given the frame after its Ethernet header, and the ethertype
         // (802.1Q for a tagged frame: the tag then starts the payload).
         let f = if a.raw {
@@ -233,11 +253,20 @@ fn run(a: &Args) -> Result<(), String> {
         };
         if n != f.len() as isize {
             let e = std::io::Error::last_os_error();
+            if deadline.is_some() && e.raw_os_error() == Some(libc::ENOBUFS) {
+                // The queue is full: let the device drain it.
+                full += 1;
+                std::thread::yield_now();
+                continue;
+            }
             // SAFETY: `fd` is ours.
             unsafe { libc::close(fd) };
-            return Err(format!("{}: frame {i}: {e}", a.dev));
+            return Err(format!("{}: frame {}: {e}", a.dev, i - 1));
         }
         sent += 1;
+    }
+    if deadline.is_some() {
+        println!("vnic-send: queue full {full} time(s)");
     }
     // SAFETY: `fd` is ours.
     unsafe { libc::close(fd) };

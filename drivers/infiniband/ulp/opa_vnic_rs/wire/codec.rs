@@ -29,6 +29,15 @@ impl<'a> Reader<'a> {
         self.pos = end;
         Ok(out)
     }
+
+    /// The next `n` bytes, or [`WireError::Truncated`].
+    #[inline]
+    pub(crate) fn take_slice(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        let end = self.pos.checked_add(n).ok_or(WireError::Truncated)?;
+        let bytes = self.buf.get(self.pos..end).ok_or(WireError::Truncated)?;
+        self.pos = end;
+        Ok(bytes)
+    }
 }
 
 /// A cursor over an output buffer; each write checks the bounds.
@@ -54,6 +63,15 @@ impl<'a> Writer<'a> {
         dst.copy_from_slice(bytes);
         self.pos = end;
         Ok(())
+    }
+
+    /// The next `n` bytes to write, or [`WireError::NoSpace`].
+    #[inline]
+    pub(crate) fn put_slice(&mut self, n: usize) -> Result<&mut [u8], WireError> {
+        let end = self.pos.checked_add(n).ok_or(WireError::NoSpace)?;
+        let dst = self.buf.get_mut(self.pos..end).ok_or(WireError::NoSpace)?;
+        self.pos = end;
+        Ok(dst)
     }
 }
 
@@ -89,28 +107,50 @@ int_field!(u8, u16, u32, u64);
 
 macro_rules! array_field {
     ($($t:ty),*) => {$(
+        /// One bounds check for the whole array, then each element from its own bytes.
         impl<const N: usize> Field for [$t; N] {
             const SIZE: usize = core::mem::size_of::<[$t; N]>();
             const ZERO: Self = [0; N];
             #[inline]
             fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
+                const W: usize = core::mem::size_of::<$t>();
+                let bytes = r.take_slice(Self::SIZE)?;
                 let mut out = [0; N];
-                for v in out.iter_mut() {
-                    *v = <$t as Field>::read(r)?;
+                for (v, b) in out.iter_mut().zip(bytes.chunks_exact(W)) {
+                    let mut a = [0u8; W];
+                    a.copy_from_slice(b);
+                    *v = <$t>::from_be_bytes(a);
                 }
                 Ok(out)
             }
             #[inline]
             fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-                for v in self.iter() {
-                    v.write(w)?;
+                const W: usize = core::mem::size_of::<$t>();
+                let dst = w.put_slice(Self::SIZE)?;
+                for (v, d) in self.iter().zip(dst.chunks_exact_mut(W)) {
+                    d.copy_from_slice(&v.to_be_bytes());
                 }
                 Ok(())
             }
         }
     )*};
 }
-array_field!(u8, u32, u64);
+array_field!(u32, u64);
+
+/// Bytes go as they are, with one bounds check and one copy for the whole array (a VEMA Set
+/// carries arrays of up to 56 reserved bytes, read and written back on every Set).
+impl<const N: usize> Field for [u8; N] {
+    const SIZE: usize = N;
+    const ZERO: Self = [0; N];
+    #[inline]
+    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
+        r.take()
+    }
+    #[inline]
+    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.put(self)
+    }
+}
 
 /// Defines a fixed-size wire structure: a plain struct of public fields in
 /// wire order, with `SIZE`, `ZERO`, `decode`, `encode` and `to_bytes`.

@@ -60,13 +60,10 @@ pub fn flow_table(def_port_mask: u16) -> [u8; FLOW_TBL_SIZE] {
         }
     }
     let mut tbl = [INVALID_PORT; FLOW_TBL_SIZE];
-    if n == 0 {
-        return tbl;
-    }
-    for (i, t) in tbl.iter_mut().enumerate() {
-        if let Some(&p) = i.checked_rem(n).and_then(|k| ports.get(k)) {
-            *t = p;
-        }
+    // `ports[i % n]`, counted round rather than divided: the EM's Sets rebuild this table.
+    let ports = ports.get(..n).unwrap_or(&ports);
+    for (t, &p) in tbl.iter_mut().zip(ports.iter().cycle()) {
+        *t = p;
     }
     tbl
 }

@@ -39,6 +39,12 @@ const UNTAGGED: usize = MAX_NUM_PCP;
 /// packet's length in quad words.
 const LEN_QW_ROUND: u32 = (HDR_LEN + ICRC_TAIL_LEN + 7) as u32;
 
+/// Where word 1 of the header holds the SC.
+const SC_SHIFT: u32 = 20;
+const SC_FIELD: u32 = (MAX_SC as u32) << SC_SHIFT;
+/// In a [`TxPlan`] SC and VL entry: the SC does not fit its field.
+const SC_BAD: u32 = 1 << 31;
+
 /// Routing control classes (`RcClass`), each at its `shift() / 4`.
 const RC_CLASSES: usize = 7;
 
@@ -46,18 +52,18 @@ const RC_CLASSES: usize = 7;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxPlan {
     /// The header's words 0, 1, 2 and 4 with the vport's fields (SLID, P_Key, L2, LT, L4
-    /// type, vesw id) and nothing of the frame's.
+    /// type, vesw id, and the RC when every class has the same) and nothing of the frame's.
     w0: u32,
     w1: u32,
     w2: u32,
     w4: u32,
-    /// SC (low byte) and VL (high byte) by multicast (1) or not (0), then by PCP, or
-    /// [`UNTAGGED`]: one load for both.
-    sc_vl: [[u16; MAX_NUM_PCP + 1]; 2],
+    /// By multicast or not, then by PCP or [`UNTAGGED`]: the VL in bits 0-7, the SC in place
+    /// for word 1 (bits 20-24), and [`SC_BAD`] if it does not fit there. One load for both.
+    sc_vl: [[u32; MAX_NUM_PCP + 1]; 2],
     /// The RC of each class.
     rc: [u8; RC_CLASSES],
-    /// Whether every class has the same RC (the EM's default, 0): then a frame's class need
-    /// not be found, which saves reading its L3 and L4 protocols.
+    /// Whether every class has the same RC (the EM's default, 0): then it is in `w1`, and a
+    /// frame's class need not be found, which saves reading its L3 and L4 protocols.
     rc_uniform: bool,
     /// The unicast DLID of the default port of each flow id (0: no default port).
     ucast_dlid: [u32; FLOW_TBL_SIZE],
@@ -70,7 +76,14 @@ impl TxPlan {
         let (vesw, vport) = (&info.vesw, &info.vport);
         let slid = vport.encap_slid & MAX_LID;
         let table = |sc: &[u8; MAX_NUM_PCP], vl: &[u8; MAX_NUM_PCP], sc0: u8, vl0: u8| {
-            let pair = |sc: u8, vl: u8| u16::from(sc) | (u16::from(vl) << 8);
+            let pair = |sc: u8, vl: u8| {
+                let field = if sc > MAX_SC {
+                    SC_BAD
+                } else {
+                    u32::from(sc) << SC_SHIFT
+                };
+                field | u32::from(vl)
+            };
             let mut t = [pair(sc0, vl0); MAX_NUM_PCP + 1];
             for ((t, &sc), &vl) in t.iter_mut().zip(sc).zip(vl) {
                 *t = pair(sc, vl);
@@ -102,9 +115,15 @@ impl TxPlan {
                     .unwrap_or(0);
             }
         }
+        let rc_uniform = rc.iter().all(|&r| r == rc[0]);
+        let rc_w1 = if rc_uniform {
+            u32::from(rc[0]) << 25
+        } else {
+            0
+        };
         Self {
             w0: slid & 0xf_ffff,
-            w1: (u32::from(L2_16B) << 29) | (1 << 31),
+            w1: (u32::from(L2_16B) << 29) | (1 << 31) | rc_w1,
             w2: u32::from(L4_ETHR) | ((slid >> 20) << 8) | (u32::from(vesw.pkey) << 16),
             w4: u32::from(vesw.vesw_id) << 16,
             sc_vl: [
@@ -121,7 +140,7 @@ impl TxPlan {
                     vport.non_vlan_vl_mc,
                 ),
             ],
-            rc_uniform: rc.iter().all(|&r| r == rc[0]),
+            rc_uniform,
             rc,
             ucast_dlid,
             mcast_dlid: vesw.u_mcast_dlid,
@@ -130,7 +149,7 @@ impl TxPlan {
 
     /// The SC and VL table of frames to `dmac`.
     #[inline]
-    fn sc_vl(&self, dmac: &[u8; ETH_ALEN]) -> &[u16; MAX_NUM_PCP + 1] {
+    fn sc_vl(&self, dmac: &[u8; ETH_ALEN]) -> &[u32; MAX_NUM_PCP + 1] {
         let [uc, mc] = &self.sc_vl;
         if dmac[0] & 1 != 0 {
             mc
@@ -139,36 +158,48 @@ impl TxPlan {
         }
     }
 
+    /// The VL of every entry of [`TxPlan::vl_index`], for a copy that queue selection reads
+    /// without the plan.
+    pub fn vl_table(&self) -> [[u8; MAX_NUM_PCP + 1]; 2] {
+        self.sc_vl.map(|t| t.map(|e| e as u8))
+    }
+
+    /// Where the VL of a frame to `dmac` with the VLAN tag `tci` is in
+    /// [`TxPlan::vl_table`]: multicast or not, then the PCP or the untagged entry.
+    #[inline]
+    pub fn vl_index(dmac: &[u8; ETH_ALEN], tci: Option<u16>) -> (usize, usize) {
+        (usize::from(dmac[0] & 1), tci.map_or(UNTAGGED, vlan_pcp))
+    }
+
     /// The VL of a frame to `dmac` with the VLAN tag `tci` (`opa_vnic_get_vl()`), as
     /// [`TxPlan::encap`] chooses it.
     #[inline]
     pub fn vl(&self, dmac: &[u8; ETH_ALEN], tci: Option<u16>) -> u8 {
         let tag = tci.map_or(UNTAGGED, vlan_pcp);
         let sc_vl = self.sc_vl(dmac).get(tag);
-        sc_vl.map_or(0, |&p| (p >> 8) as u8)
+        sc_vl.map_or(0, |&p| p as u8)
     }
 
     /// The metadata and 16B header in front of the Ethernet frame of `eth_len` bytes whose
-    /// first bytes are `frame` (`skb->protocol` `skb_protocol`, flow hash `hash`):
-    /// `opa_vnic_encap_skb()`. `mac_dlid` looks the destination MAC up in the MAC table (0:
-    /// no entry). A frame with no DLID, or whose header cannot be encoded (an SC or a length
-    /// that does not fit its field), gets [`MDATA_ENCAP_ERR`] and a zero header.
+    /// first bytes are `frame` (flow hash `hash`): `opa_vnic_encap_skb()`. `skb_protocol`
+    /// gives `skb->protocol`, read only if the RC depends on the class. `mac_dlid` looks the
+    /// destination MAC up in the MAC table (0: no entry). A frame with no DLID, or whose
+    /// header cannot be encoded (an SC or a length that does not fit its field), gets
+    /// [`MDATA_ENCAP_ERR`] and a zero header.
     #[inline]
     pub fn encap(
         &self,
         frame: &[u8; TX_PARSE_LEN],
-        skb_protocol: u16,
+        skb_protocol: impl FnOnce() -> u16,
         hash: u32,
         eth_len: usize,
         mac_dlid: impl FnOnce(&[u8; ETH_ALEN]) -> u32,
     ) -> [u8; TX_HDR_LEN] {
-        let entropy = entropy_from_hash(hash);
         let dmac = TxFrame::dmac(frame);
-        let vlan_tci = TxFrame::vlan_tci(frame);
-        let mc = dmac[0] & 1 != 0;
         let mut dlid = mac_dlid(&dmac);
+        let entropy = entropy_from_hash(hash);
         if dlid == 0 {
-            dlid = if mc {
+            dlid = if dmac[0] & 1 != 0 {
                 self.mcast_dlid
             } else if is_local_ether_addr(&dmac) {
                 (u32::from(dmac[5]) << 16) | (u32::from(dmac[4]) << 8) | u32::from(dmac[3])
@@ -176,27 +207,27 @@ impl TxPlan {
                 self.ucast_dlid.get(flow_id(entropy)).copied().unwrap_or(0)
             };
         }
-        let tag = vlan_tci.map_or(UNTAGGED, vlan_pcp);
+        let tag = TxFrame::vlan_tci(frame).map_or(UNTAGGED, vlan_pcp);
         // `tag` is at most `UNTAGGED` (a PCP has 3 bits): this never misses.
         let sc_vl = self.sc_vl(&dmac).get(tag).copied().unwrap_or(0);
-        let (sc, vl) = (sc_vl as u8, (sc_vl >> 8) as u8);
-        let rc = if self.rc_uniform {
-            self.rc[0]
-        } else {
-            let class = TxFrame::class(frame, skb_protocol);
-            self.rc
-                .get((class.shift() / 4) as usize)
-                .copied()
-                .unwrap_or(0)
-        };
 
         // The metadata as one word: VL, entropy, flags, reserved.
-        let mdata = u32::from(vl) | (u32::from(entropy) << 8);
+        let mdata = (sc_vl & 0xff) | (u32::from(entropy) << 8);
         let mut out = [0u8; TX_HDR_LEN];
-        if dlid == 0 || sc > MAX_SC || eth_len > MAX_ETH_FRAME {
+        if dlid == 0 || sc_vl & SC_BAD != 0 || eth_len > MAX_ETH_FRAME {
             out[..MDATA_LEN]
                 .copy_from_slice(&(mdata | (u32::from(MDATA_ENCAP_ERR) << 16)).to_le_bytes());
             return out;
+        }
+        let mut w1 = self.w1 | (dlid & 0xf_ffff) | (sc_vl & SC_FIELD);
+        if !self.rc_uniform {
+            let class = TxFrame::class(frame, skb_protocol());
+            let rc = self
+                .rc
+                .get((class.shift() / 4) as usize)
+                .copied()
+                .unwrap_or(0);
+            w1 |= u32::from(rc) << 25;
         }
         let dlid = dlid & MAX_LID;
         // The packet's length in quad words: header, frame, ICRC and tail, padded to 8 bytes.
@@ -204,7 +235,7 @@ impl TxPlan {
         let words = [
             mdata,
             self.w0 | (len_qw << 20),
-            self.w1 | (dlid & 0xf_ffff) | (u32::from(sc) << 20) | (u32::from(rc) << 25),
+            w1,
             self.w2 | ((dlid >> 20) << 12),
             u32::from(entropy),
             self.w4,
