@@ -29,8 +29,9 @@
 //! {
 //!     let guard = Guard::new();
 //!     assert_eq!(*config.read(&guard), 1);
-//!     // No wait, even inside a read-side section; the old object outlives `guard`.
-//!     config.replace(2, GFP_KERNEL)?;
+//!     // No wait, even inside a read-side section (which must not sleep: the allocation
+//!     // does not); the old object outlives `guard`.
+//!     config.replace(2, GFP_ATOMIC)?;
 //!     assert_eq!(*config.read(&guard), 2);
 //! }
 //! # Ok::<(), Error>(())
@@ -283,9 +284,10 @@ impl<T> Rcu<T> {
     }
 
     /// Publishes `value` (`rcu_assign_pointer()`), allocated with `flags`, and retires the
-    /// object it replaces, to be dropped after a grace period. Does not wait; usable under a
-    /// [`Guard`]. Drops the objects retired earlier whose grace period has ended, so it runs
-    /// where `T`'s drop may run.
+    /// object it replaces, to be dropped after a grace period. Does not wait for the grace
+    /// period. Drops the objects retired earlier whose grace period has ended, so it runs
+    /// where `T`'s drop may run; under a [`Guard`] (or a spinlock) that means a drop that does
+    /// not sleep, and `flags` that do not either (`GFP_ATOMIC`).
     pub fn replace(&self, value: T, flags: Flags) -> Result {
         let new = Self::node(value, flags)?;
         // Counted before the callback can run, so that the drop of `self` waits for it.
