@@ -90,9 +90,24 @@ pub fn process<B: VportBackend + ?Sized>(
     req: &[u8],
     rsp: &mut [u8],
 ) -> Result<usize, WireError> {
+    // The errors in the order of `process_zeroed`'s checks.
+    VemaMadHdr::decode(req)?;
+    rsp.get_mut(..RESPONSE_LEN)
+        .ok_or(WireError::NoSpace)?
+        .fill(0);
+    process_zeroed(backend, req, rsp)
+}
+
+/// [`process`] into an `rsp` whose first [`RESPONSE_LEN`] bytes are zero already (a send
+/// buffer of the MAD layer is): the bytes of the answer the request does not set are not
+/// written.
+pub fn process_zeroed<B: VportBackend + ?Sized>(
+    backend: &mut B,
+    req: &[u8],
+    rsp: &mut [u8],
+) -> Result<usize, WireError> {
     let hdr = VemaMadHdr::decode(req)?;
     let rsp = rsp.get_mut(..RESPONSE_LEN).ok_or(WireError::NoSpace)?;
-    rsp.fill(0);
     let req_data = req.get(IB_MGMT_VENDOR_HDR..).unwrap_or(&[]);
     let (rsp_hdr, rsp_data) = rsp.split_at_mut(IB_MGMT_VENDOR_HDR);
 

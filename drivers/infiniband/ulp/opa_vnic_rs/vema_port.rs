@@ -158,10 +158,10 @@ impl MadHandler for VemaPort {
             trap_sink: &self.trap_sink,
             agent,
         };
-        // The answer is built in the send buffer itself.
+        // The answer is built in the send buffer itself, which the MAD layer zeroed.
         let mut unanswerable = None;
         let sent = mad.respond_with(RESPONSE_LEN, req.first().copied(), |rsp| {
-            vema_agent::process(&mut backend, req, rsp).map_err(|e| {
+            vema_agent::process_zeroed(&mut backend, req, rsp).map_err(|e| {
                 unanswerable = Some(e);
                 EINVAL
             })?;

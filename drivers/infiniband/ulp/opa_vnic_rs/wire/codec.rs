@@ -213,13 +213,18 @@ macro_rules! wire_struct {
         impl Field for $name {
             const SIZE: usize = $name::SIZE;
             const ZERO: Self = $name::ZERO;
+            // The structure's bytes are taken with one bounds check, and its fields read from
+            // them: at constant offsets into a slice of constant length, whose checks the
+            // compiler removes (a VEMA Set decodes and encodes these on every request).
             #[inline]
             fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
-                Ok(Self { $( $field: <$ty as Field>::read(r)?, )* })
+                let mut r = Reader::new(r.take_slice(Self::SIZE)?);
+                Ok(Self { $( $field: <$ty as Field>::read(&mut r)?, )* })
             }
             #[inline]
             fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-                $( <$ty as Field>::write(&self.$field, w)?; )*
+                let mut w = Writer::new(w.put_slice(Self::SIZE)?);
+                $( <$ty as Field>::write(&self.$field, &mut w)?; )*
                 Ok(())
             }
         }
