@@ -180,7 +180,8 @@ pub(crate) struct Port {
     pub(crate) sdma: SdmaCounters,
     /// The port's capability masks.
     pub(crate) caps: Capabilities,
-    /// The workqueue of the port's VNIC DMA (hfi1's per-port `hfi1_wq`): `WQ_MEM_RECLAIM`
+    /// The workqueue of the port's VNIC DMA (hfi1's per-port `hfi1_wq`, which
+    /// `create_workqueues()` of `init.c` allocates): `WQ_MEM_RECLAIM`
     /// as hfi1's, since a netdev going down flushes its DMA from a MAD handler, which runs on
     /// a `WQ_MEM_RECLAIM` queue of the RDMA core.
     pub(crate) wq: OwnedQueue,

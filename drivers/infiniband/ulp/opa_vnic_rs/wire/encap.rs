@@ -216,10 +216,10 @@ impl RcClass {
     }
 }
 
-/// The shortest Ethernet frame without its FCS (`ETH_ZLEN`). Transmit pads
-/// every frame to it first, as the C driver does, so the headers
-/// [`TxFrame::parse`] reads are always there.
-pub const ETH_ZLEN: usize = 60;
+/// The shortest Ethernet frame without its FCS (`ETH_ZLEN`, defined once in
+/// [`hdr16b`](super::hdr16b)). Transmit pads every frame to it first, as the
+/// C driver does, so the headers [`TxFrame::parse`] reads are always there.
+pub use super::hdr16b::ETH_ZLEN;
 
 /// The bytes of a frame [`TxFrame::parse`] reads: the Ethernet header, one
 /// VLAN tag and the first 10 bytes of an IPv4 header (whose protocol is byte
