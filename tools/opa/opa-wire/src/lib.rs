@@ -37,3 +37,7 @@ pub mod vema_agent;
 /// The MAC table of a virtual port as transmit reads it, as the kernel driver keeps it.
 #[path = "../../../../drivers/infiniband/ulp/opa_vnic_rs/mac_table.rs"]
 pub mod mac_table;
+
+/// Subnet Administration MADs and records, as an EM and the simulated fabric's SA use them
+/// (host only).
+pub mod sa;
