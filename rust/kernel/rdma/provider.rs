@@ -65,6 +65,14 @@ pub trait Provider: Sized + 'static {
         Err(EOPNOTSUPP)
     }
 
+    /// Accepts `desc` as the device's new node description (`modify_device` with
+    /// `IB_DEVICE_MODIFY_NODE_DESC`, which writing `/sys/class/infiniband/*/node_desc` does, as
+    /// `rdma-ndd` does at boot). On success the IB core's copy, which `NodeDescription` MADs
+    /// and sysfs show, becomes `desc`. Without this op the description cannot change.
+    fn modify_node_desc(_dev: &Device<Self>, _desc: &[u8; NODE_DESC_LEN]) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
     /// The P_Key at `index` in the table of `port`.
     fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
 
@@ -105,6 +113,9 @@ pub trait Provider: Sized + 'static {
     /// [`Qp::complete_send`].
     fn post_send(qp: &Qp<Self>, wr: &SendWr<'_>) -> Result;
 }
+
+/// Bytes of a node description (`IB_DEVICE_NODE_DESC_MAX`).
+pub const NODE_DESC_LEN: usize = bindings::IB_DEVICE_NODE_DESC_MAX as usize;
 
 /// Returns the errno of a result, for the C ops.
 pub(crate) fn errno(r: Result) -> c_int {

@@ -56,7 +56,7 @@ pub(crate) fn parse_num(s: &[u8]) -> Option<u32> {
 }
 
 /// Splits a write into its words (separated by white space or commas).
-fn words(input: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn words(input: &[u8]) -> impl Iterator<Item = &[u8]> {
     input
         .split(|b| b.is_ascii_whitespace() || *b == b',')
         .filter(|w| !w.is_empty())

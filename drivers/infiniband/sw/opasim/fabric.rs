@@ -7,7 +7,7 @@ use crate::{
     capture::{Capture, Kind},
     port::{Counters, Port},
 };
-use core::sync::atomic::AtomicU64;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
     new_irq_spinlock,
     prelude::*,
@@ -24,6 +24,10 @@ pub(crate) struct Fabric {
     ports: IrqSpinLock<[Option<Arc<Port>>; MAX_PORTS]>,
     /// Packets dropped because no port has their destination LID.
     pub(crate) unknown_dlid: AtomicU64,
+    /// The port the subnet manager runs on: `(device index + 1) << 8 | port number`, 0 for
+    /// none. Every port reports that port's LID as its SMLID, as an SM sets it in the
+    /// PortInfo of each port it brings up.
+    sm: AtomicU32,
     /// The last packets sent.
     #[pin]
     pub(crate) capture: Capture,
@@ -37,6 +41,7 @@ impl Fabric {
             pin_init!(Self {
                 ports <- new_irq_spinlock!([const { None }; MAX_PORTS], "opasim_fabric"),
                 unknown_dlid: AtomicU64::new(0),
+                sm: AtomicU32::new(0),
                 capture <- capture,
             }),
             GFP_KERNEL,
@@ -96,6 +101,33 @@ impl Fabric {
             .iter()
             .flatten()
             .any(|p| !except.is_some_and(|e| core::ptr::eq(e, &**p)) && p.config().lid == lid)
+    }
+
+    /// Makes port `num` of device `dev_index` the subnet manager's, or none.
+    pub(crate) fn set_sm(&self, sm: Option<(u32, u32)>) {
+        let v = sm.map_or(0, |(dev, num)| ((dev + 1) << 8) | (num & 0xff));
+        self.sm.store(v, Ordering::Relaxed);
+    }
+
+    /// The device index and port number of the subnet manager's port.
+    pub(crate) fn sm_port(&self) -> Option<(u32, u32)> {
+        let v = self.sm.load(Ordering::Relaxed);
+        (v != 0).then(|| ((v >> 8) - 1, v & 0xff))
+    }
+
+    /// The LID of the subnet manager's port now (0 without one, or while it is down): what
+    /// every port reports as its SMLID, and where the EM sends SA queries.
+    pub(crate) fn sm_lid(&self) -> u32 {
+        let Some((dev, num)) = self.sm_port() else {
+            return 0;
+        };
+        let ports = self.ports.lock();
+        ports
+            .iter()
+            .flatten()
+            .find(|p| p.dev_index == dev && p.num == num)
+            .and_then(|p| p.active_lid())
+            .unwrap_or(0)
     }
 
     /// Records a packet sent from `from` in the capture.

@@ -106,7 +106,7 @@ impl provider::Provider for Hfi {
                 PortState::Down
             },
             lid: c.lid,
-            sm_lid: 0,
+            sm_lid: dev.data().fabric.sm_lid(),
             lmc: 0,
             gid_tbl_len: 1,
             pkey_tbl_len: PKEY_TABLE_LEN as u16,
@@ -123,6 +123,13 @@ impl provider::Provider for Hfi {
             active_width: WIDTH_4X,
             active_speed: SPEED_EDR,
         })
+    }
+
+    /// The node description changes as on hfi1 (`modify_device()` in `hw/hfi1/verbs.c`),
+    /// where `rdma-ndd` writes `hostname hfi1_0` at boot. hfi1 also sends its SM a
+    /// node-description-changed trap; opasim's SA reads the description when asked.
+    fn modify_node_desc(_dev: &Device<Self>, _desc: &[u8; provider::NODE_DESC_LEN]) -> Result {
+        Ok(())
     }
 
     /// Capability bits change as asked (as rdmavt's `rvt_modify_port()`); the Q_Key violation

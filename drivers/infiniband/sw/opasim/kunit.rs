@@ -110,6 +110,29 @@ fn switch_detach() {
     kunit_expect!(is(fabric.forward(&p[0], 1), &p[0]));
 }
 
+fn switch_sm_lid_follows_the_sm_port() {
+    let Some((fabric, p)) = three_ports([&[0xffff], &[0xffff], &[0xffff]]) else {
+        kunit_expect!(false);
+        return;
+    };
+    kunit_expect_eq!(fabric.sm_lid(), 0);
+    fabric.set_sm(Some((1, 1)));
+    kunit_expect_eq!(fabric.sm_port(), Some((1, 1)));
+    kunit_expect_eq!(fabric.sm_lid(), 2);
+    // The SM's port gets a new LID: every port sees it at once.
+    let mut c = p[1].config();
+    c.lid = 0x42;
+    p[1].set_config(c);
+    kunit_expect_eq!(fabric.sm_lid(), 0x42);
+    // A port that is down, or an SM on a port not on the switch, gives no SMLID.
+    fabric.set_sm(Some((2, 1)));
+    kunit_expect_eq!(fabric.sm_lid(), 0);
+    fabric.set_sm(Some((7, 1)));
+    kunit_expect_eq!(fabric.sm_lid(), 0);
+    fabric.set_sm(None);
+    kunit_expect_eq!(fabric.sm_port(), None);
+}
+
 fn packet(pkey: u16) -> Packet<'static> {
     Packet {
         slid: 1,
@@ -151,6 +174,7 @@ kernel::kunit_suite!(
         switch_routes_by_dlid,
         switch_drops_unknown_dlid,
         switch_detach,
+        switch_sm_lid_follows_the_sm_port,
         receive_pkey_rule
     ]
 );

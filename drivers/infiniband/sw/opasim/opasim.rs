@@ -26,6 +26,7 @@ mod kunit;
 mod pkey;
 mod port;
 mod sim;
+mod sm;
 mod ud;
 mod vnic;
 mod vnic_dma;
@@ -75,6 +76,7 @@ const MAX_LOAD_DEVICES: u32 = 16;
 
 struct OpasimModule {
     capture_file: Option<File<CaptureFile>>,
+    sm_file: Option<File<sm::SmFile>>,
     devices_file: Option<File<DevicesFile>>,
     sim: Arc<Sim>,
 }
@@ -84,6 +86,7 @@ impl kernel::Module for OpasimModule {
         let sim = Sim::new(module, Dir::new(c_str!("opasim"), None)?)?;
         let mut this = Self {
             capture_file: None,
+            sm_file: None,
             devices_file: None,
             sim,
         };
@@ -118,6 +121,7 @@ impl kernel::Module for OpasimModule {
         }
         this.devices_file = Some(DevicesFile::create(&this.sim)?);
         this.capture_file = Some(CaptureFile::create(&this.sim)?);
+        this.sm_file = Some(sm::SmFile::create(&this.sim)?);
         Ok(this)
     }
 }
@@ -125,6 +129,7 @@ impl kernel::Module for OpasimModule {
 impl Drop for OpasimModule {
     fn drop(&mut self) {
         // No more run-time changes, then the devices, before the switch.
+        drop(self.sm_file.take());
         drop(self.capture_file.take());
         drop(self.devices_file.take());
         self.sim.clear();

@@ -258,6 +258,35 @@ impl Sim {
         Ok(())
     }
 
+    /// The index of the device named `name`, if it has a port `num`.
+    pub(crate) fn port_index(&self, name: &[u8], num: u32) -> Result<u32> {
+        let st = self.state.lock();
+        let dev = st
+            .devices
+            .iter()
+            .flatten()
+            .find(|d| d.name().as_bytes() == name)
+            .ok_or(ENODEV)?;
+        let nports = dev.data().map_or(0, |d| d.ports.len());
+        if num == 0 || num as usize > nports {
+            return Err(EINVAL);
+        }
+        Ok(dev.index)
+    }
+
+    /// The name of the device of index `index`, written to `out`.
+    pub(crate) fn device_name(&self, index: u32, out: &mut KVec<u8>) -> Result {
+        let st = self.state.lock();
+        let dev = st
+            .devices
+            .iter()
+            .flatten()
+            .find(|d| d.index == index)
+            .ok_or(ENODEV)?;
+        out.extend_from_slice(dev.name().as_bytes(), GFP_KERNEL)?;
+        Ok(())
+    }
+
     /// Removes every device.
     pub(crate) fn clear(&self) {
         let devices = core::mem::take(&mut self.state.lock().devices);

@@ -2,7 +2,7 @@
 
 //! The `struct ib_device_ops` of a provider and its device-level trampolines.
 
-use super::{errno, Device, PortCapMask, PortModify, PortState, Provider};
+use super::{errno, Device, PortCapMask, PortModify, PortState, Provider, NODE_DESC_LEN};
 use crate::rdma::verbs::{Ah, Cq, Qp};
 use crate::rdma::vnic::VnicOps;
 use crate::{bindings, error::code::*};
@@ -20,6 +20,11 @@ impl<T: Provider> Adapter<T> {
         query_pkey: Some(Self::query_pkey),
         modify_port: if T::HAS_MODIFY_PORT {
             Some(Self::modify_port)
+        } else {
+            None
+        },
+        modify_device: if T::HAS_MODIFY_NODE_DESC {
+            Some(Self::modify_device)
         } else {
             None
         },
@@ -177,6 +182,41 @@ impl<T: Provider> Adapter<T> {
             reset_qkey_cntr: flag(bindings::ib_port_modify_flags_IB_PORT_RESET_QKEY_CNTR),
         };
         errno(T::modify_port(dev, port, &change))
+    }
+
+    /// # Safety
+    ///
+    /// Called by the IB core only (`ib_modify_device()`), with a device of `T` and a valid
+    /// `ib_device_modify`.
+    unsafe extern "C" fn modify_device(
+        ibdev: *mut bindings::ib_device,
+        mask: c_int,
+        modify: *mut bindings::ib_device_modify,
+    ) -> c_int {
+        // As hfi1's `modify_device()`: only the node description may change here.
+        if mask & !(bindings::ib_device_modify_flags_IB_DEVICE_MODIFY_NODE_DESC as c_int) != 0 {
+            return EOPNOTSUPP.to_errno();
+        }
+        if mask == 0 {
+            return 0;
+        }
+        // SAFETY: As in `query_device`.
+        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        // SAFETY: The core passes a valid `ib_device_modify` for reading.
+        let src = unsafe { &(*modify).node_desc };
+        let mut desc = [0u8; NODE_DESC_LEN];
+        for (d, s) in desc.iter_mut().zip(src.iter()) {
+            *d = *s as _;
+        }
+        if let Err(e) = T::modify_node_desc(dev, &desc) {
+            return e.to_errno();
+        }
+        // SAFETY: `ibdev` is a registered device of `T`. The IB core's readers of
+        // `node_desc` (sysfs, the SMA's NodeDescription) take no lock, and hfi1's
+        // `modify_device()` writes it with a plain `memcpy()` in the same way: a reader racing
+        // a change may see a mix of both descriptions, as on hfi1.
+        unsafe { (*ibdev).node_desc = *src };
+        0
     }
 
     /// # Safety
