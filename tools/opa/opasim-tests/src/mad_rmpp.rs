@@ -30,14 +30,12 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use opa_umad::{umad_dev_path, Device, Registration, SendHdr};
 use opa_wire::mad::{ATTR_VESWPORT_INFO, METHOD_GET};
 use opasim_tests::rmpp::{self, Reply};
-use opasim_tests::umad::{Agent, Registration};
 
 const USAGE: &str = "usage: mad-rmpp -d UMAD --dlid LID single|two-segments|plain \
                      [--vport N] [--timeout-ms T] [--wait-ms W] [--pkey-index P]";
-/// `ETIMEDOUT`: the status of umad's read for a send that got no answer.
-const ETIMEDOUT: u32 = 110;
 /// Data bytes of the two-segment request (one segment holds 2008).
 const TWO_SEGMENT_DATA: usize = 3000;
 
@@ -118,7 +116,7 @@ fn run(a: &Args) -> Result<ExitCode, String> {
     };
     // A send-only agent without RMPP: answers come back to it by TID, and the MAD layer
     // neither cuts nor reassembles anything for it.
-    let mut agent = Agent::open(&a.umad, &Registration::default())
+    let (mut agent, id) = Device::open_agent(umad_dev_path(&a.umad), &Registration::default())
         .map_err(|e| format!("cannot register an agent on {}: {e}", a.umad))?;
     let mut t = Tally::default();
     let n = segs.len();
@@ -133,7 +131,13 @@ fn run(a: &Args) -> Result<ExitCode, String> {
             u32::from_be_bytes([seg[32], seg[33], seg[34], seg[35]])
         );
         agent
-            .send(a.dlid, 1, a.pkey_index, a.timeout_ms, seg)
+            .send(
+                &SendHdr {
+                    timeout_ms: a.timeout_ms,
+                    ..SendHdr::gsi(id, a.dlid, a.pkey_index)
+                },
+                seg,
+            )
             .map_err(|e| format!("send of segment {}: {e}", i + 1))?;
         let deadline = Instant::now() + Duration::from_millis(a.wait_ms);
         let mut got = 0;
@@ -153,7 +157,7 @@ fn run(a: &Args) -> Result<ExitCode, String> {
                 continue;
             }
             got += 1;
-            if r.status == ETIMEDOUT {
+            if r.status == libc::ETIMEDOUT {
                 t.no_answer += 1;
                 println!(
                     "mad-rmpp {case}: segment {}: got no answer in {} ms (umad time-out)",

@@ -30,8 +30,8 @@ use std::io::{self, BufReader, BufWriter, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use opa_umad::{umad_dev_path, Device, Registration, SendHdr};
 use opasim_tests::transcript::{self, Header, Outcome, Record, Rule};
-use opasim_tests::umad::{Agent, Registration};
 use opasim_tests::vema_gen::{self, hex};
 
 const USAGE: &str = "usage:
@@ -41,8 +41,6 @@ const USAGE: &str = "usage:
   vema-fuzz show --seed S --index I [--count N]
   vema-fuzz dump FILE [--index I]";
 
-/// `ETIMEDOUT`: the status of umad's read for a send that got no answer.
-const ETIMEDOUT: u32 = 110;
 /// How long past its time-out a request waits for umad's notice before it counts as lost.
 const NOTICE_GRACE: Duration = Duration::from_secs(2);
 
@@ -110,12 +108,10 @@ impl Args {
     }
 }
 
-/// Sends request `index` and waits for what comes of it.
+/// Sends request `index` as `hdr` says and waits for what comes of it.
 fn one(
-    agent: &mut Agent,
-    dlid: u16,
-    pkey_index: u16,
-    timeout_ms: u32,
+    agent: &mut Device,
+    hdr: &SendHdr,
     seed: u64,
     index: u64,
     skip: &[Rule],
@@ -124,7 +120,9 @@ fn one(
     if skip.iter().any(|r| r.matches(&req)) {
         return Ok(Outcome::Skipped);
     }
-    if let Err(e) = agent.send(dlid, 1, pkey_index, timeout_ms, &req.mad) {
+    let timeout_ms = hdr.timeout_ms;
+    if let Err(e) = agent.send(hdr, &req.mad) {
+        let e = io::Error::from(e);
         return match e.raw_os_error() {
             Some(errno) => Ok(Outcome::Refused(errno)),
             None => Err(e),
@@ -133,7 +131,7 @@ fn one(
     let deadline = Instant::now() + Duration::from_millis(timeout_ms.into()) + NOTICE_GRACE;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let Some(r) = agent.recv(left)? else {
+        let Some(r) = agent.recv(left).map_err(io::Error::from)? else {
             return Ok(Outcome::Lost);
         };
         // Only this request's answer or notice: the lower half of the TID is the index.
@@ -143,7 +141,7 @@ fn one(
         }
         return Ok(match r.status {
             0 => Outcome::answered(&r.mad),
-            ETIMEDOUT => Outcome::Unanswered,
+            libc::ETIMEDOUT => Outcome::Unanswered,
             s => {
                 return Err(io::Error::other(format!(
                     "request {index}: umad status {s}"
@@ -189,7 +187,7 @@ fn run(a: &Args) -> Result<ExitCode, String> {
     // A send-only agent: answers come back to it by TID whatever their class, and it
     // takes no method, so it stands in the way of no agent of the port (the VNIC driver
     // has one on this port too).
-    let mut agent = Agent::open(umad, &Registration::default())
+    let (mut agent, id) = Device::open_agent(umad_dev_path(umad), &Registration::default())
         .map_err(|e| format!("cannot register an agent on {umad}: {e}"))?;
     let file = File::create(out).map_err(|e| format!("{out}: {e}"))?;
     let mut w = BufWriter::new(file);
@@ -204,10 +202,14 @@ fn run(a: &Args) -> Result<ExitCode, String> {
     )
     .map_err(werr)?;
 
+    let hdr = SendHdr {
+        timeout_ms,
+        ..SendHdr::gsi(id, dlid, pkey_index)
+    };
     let start = Instant::now();
     let mut tally = [0u64; 5];
     for index in 0..count {
-        let outcome = one(&mut agent, dlid, pkey_index, timeout_ms, seed, index, &skip)
+        let outcome = one(&mut agent, &hdr, seed, index, &skip)
             .map_err(|e| format!("request {index}: {e}"))?;
         tally[match outcome {
             Outcome::Answered { .. } => 0,

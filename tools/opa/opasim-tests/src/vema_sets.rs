@@ -20,14 +20,12 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use opa_umad::{umad_dev_path, Device, Registration, SendHdr};
 use opa_wire::mad::{METHOD_SET, OPA_VNIC_EMA_DATA};
 use opasim_tests::rmpp;
-use opasim_tests::umad::{Agent, Registration};
 
 const USAGE: &str = "usage: vema-sets -d UMAD --dlid LID --attr ID [--mod N] [--count C] \
                      [--timeout-ms T] HEX...";
-/// `ETIMEDOUT`: the status of umad's read for a send that got no answer.
-const ETIMEDOUT: u32 = 110;
 
 fn num(s: &str) -> Result<u64, String> {
     match s.strip_prefix("0x") {
@@ -96,7 +94,7 @@ fn parse() -> Result<Args, String> {
 
 fn run(a: &Args) -> Result<ExitCode, String> {
     // A send-only agent: the answers come back to it by TID.
-    let mut agent = Agent::open(&a.umad, &Registration::default())
+    let (mut agent, id) = Device::open_agent(umad_dev_path(&a.umad), &Registration::default())
         .map_err(|e| format!("cannot register an agent on {}: {e}", a.umad))?;
     let count = a.count.unwrap_or(a.data.len() as u64);
     let base = (std::process::id() & 0xffff) << 16;
@@ -108,7 +106,13 @@ fn run(a: &Args) -> Result<ExitCode, String> {
         let data = &a.data[(i % a.data.len() as u64) as usize];
         mad[40..40 + data.len()].copy_from_slice(data);
         agent
-            .send(a.dlid, 1, 0, a.timeout_ms, &mad)
+            .send(
+                &SendHdr {
+                    timeout_ms: a.timeout_ms,
+                    ..SendHdr::gsi(id, a.dlid, 0)
+                },
+                &mad,
+            )
             .map_err(|e| format!("send of Set {i}: {e}"))?;
         // umad's time-out notice comes soon after the time-out; past that the Set is lost.
         let deadline = Instant::now() + Duration::from_millis(u64::from(a.timeout_ms) + 2000);
@@ -122,7 +126,7 @@ fn run(a: &Args) -> Result<ExitCode, String> {
                 continue;
             }
             match (r.status, r.mad.get(4..6)) {
-                (ETIMEDOUT, _) => lost += 1,
+                (libc::ETIMEDOUT, _) => lost += 1,
                 (0, Some([0, 0])) => ok += 1,
                 _ => other += 1,
             }
