@@ -20,7 +20,9 @@ use std::io;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::{Parser, Subcommand};
 use opa_umad::{umad_dev_path, AgentId, Device, Registration, SendHdr};
+use opasim_tests::cli::num;
 
 /// The vendor class used (range 1: no OUI, no RMPP).
 const CLASS: u8 = 0x09;
@@ -52,50 +54,37 @@ fn request(tid: u32) -> Vec<u8> {
     mad
 }
 
+/// Sends a GSI MAD from one umad port to a LID and answers it on another umad port.
+#[derive(Parser)]
+#[command(name = "opasim-umad")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Send a Get of the vendor class 0x09 from REQ_UMAD to DLID and answer it on RESP_UMAD
+    Ping(Args),
+}
+
+#[derive(clap::Args)]
 struct Args {
+    /// umad device of the requester (umad0)
+    #[arg(value_name = "REQ_UMAD")]
     req: String,
+    /// umad device of the responder (may be the same)
+    #[arg(value_name = "RESP_UMAD")]
     resp: String,
+    /// LID to send the Get to
+    #[arg(value_name = "DLID", value_parser = num::<u16>)]
     dlid: u16,
+    /// Index of the P_Key to send with
+    #[arg(long, value_name = "N", default_value = "0", value_parser = num::<u16>)]
     pkey_index: u16,
+    /// Succeed only when the request times out (a MAD dropped on the way)
+    #[arg(long)]
     expect_timeout: bool,
-}
-
-fn parse() -> Result<Args, String> {
-    let usage =
-        "usage: opasim-umad ping REQ_UMAD RESP_UMAD DLID [--pkey-index N] [--expect-timeout]";
-    let mut it = std::env::args().skip(1);
-    if it.next().as_deref() != Some("ping") {
-        return Err(usage.into());
-    }
-    let req = it.next().ok_or(usage)?;
-    let resp = it.next().ok_or(usage)?;
-    let dlid = it.next().ok_or(usage)?;
-    let dlid = parse_num(&dlid).ok_or_else(|| format!("bad DLID '{dlid}'"))?;
-    let mut a = Args {
-        req,
-        resp,
-        dlid,
-        pkey_index: 0,
-        expect_timeout: false,
-    };
-    while let Some(o) = it.next() {
-        match o.as_str() {
-            "--pkey-index" => {
-                let v = it.next().ok_or(usage)?;
-                a.pkey_index = parse_num(&v).ok_or_else(|| format!("bad index '{v}'"))?;
-            }
-            "--expect-timeout" => a.expect_timeout = true,
-            _ => return Err(usage.into()),
-        }
-    }
-    Ok(a)
-}
-
-fn parse_num(s: &str) -> Option<u16> {
-    match s.strip_prefix("0x") {
-        Some(h) => u16::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
-    }
 }
 
 fn run(a: &Args) -> Result<bool, String> {
@@ -179,13 +168,7 @@ fn run(a: &Args) -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
+    let Cmd::Ping(args) = Cli::parse().cmd;
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
