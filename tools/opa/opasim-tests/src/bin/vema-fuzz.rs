@@ -30,92 +30,106 @@ use std::io::{self, BufReader, BufWriter, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use clap::{Args, Parser, Subcommand};
+use opa_umad::{umad_dev_path, Device, Registration, SendHdr};
+use opasim_tests::cli::num;
 use opasim_tests::transcript::{self, Header, Outcome, Record, Rule};
-use opasim_tests::umad::{Agent, Registration};
 use opasim_tests::vema_gen::{self, hex};
 
-const USAGE: &str = "usage:
-  vema-fuzz run -d UMAD --dlid LID --seed S --count N [--timeout-ms T] [--pkey-index P]
-                [--skip FILE] --out FILE
-  vema-fuzz compare A B [--allow FILE] [--max N]
-  vema-fuzz show --seed S --index I [--count N]
-  vema-fuzz dump FILE [--index I]";
-
-/// `ETIMEDOUT`: the status of umad's read for a send that got no answer.
-const ETIMEDOUT: u32 = 110;
 /// How long past its time-out a request waits for umad's notice before it counts as lost.
 const NOTICE_GRACE: Duration = Duration::from_secs(2);
 
-fn num(s: &str) -> Result<u64, String> {
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    }
-    .map_err(|_| format!("bad number '{s}'"))
+/// The differential VEMA fuzzer.
+#[derive(Parser)]
+#[command(name = "vema-fuzz")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
 }
 
-/// Options `--name value` and positional arguments.
-struct Args {
-    pos: Vec<String>,
-    opts: Vec<(String, String)>,
+#[derive(Subcommand)]
+enum Cmd {
+    /// Send requests 0 to N-1 of a seed one at a time and write the transcript
+    Run(RunArgs),
+    /// Compare two transcripts; exit 0 when every difference is allowed
+    Compare(CompareArgs),
+    /// Print requests as the generator makes them
+    Show(ShowArgs),
+    /// Print a transcript
+    Dump(DumpArgs),
 }
 
-impl Args {
-    fn parse(it: impl Iterator<Item = String>) -> Result<Self, String> {
-        let mut a = Args {
-            pos: Vec::new(),
-            opts: Vec::new(),
-        };
-        let mut it = it.peekable();
-        while let Some(s) = it.next() {
-            if s.starts_with('-') && s.len() > 1 {
-                let v = it.next().ok_or_else(|| format!("{s} needs a value"))?;
-                a.opts.push((s, v));
-            } else {
-                a.pos.push(s);
-            }
-        }
-        Ok(a)
-    }
-
-    fn get(&self, names: &[&str]) -> Option<&str> {
-        self.opts
-            .iter()
-            .rev()
-            .find(|(k, _)| names.contains(&k.as_str()))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn need(&self, names: &[&str]) -> Result<&str, String> {
-        self.get(names)
-            .ok_or_else(|| format!("{} is required", names[0]))
-    }
-
-    fn num(&self, names: &[&str], default: Option<u64>) -> Result<u64, String> {
-        match (self.get(names), default) {
-            (Some(v), _) => num(v),
-            (None, Some(d)) => Ok(d),
-            (None, None) => Err(format!("{} is required", names[0])),
-        }
-    }
-
-    fn only(&self, known: &[&str], npos: usize) -> Result<(), String> {
-        if let Some((k, _)) = self.opts.iter().find(|(k, _)| !known.contains(&k.as_str())) {
-            return Err(format!("unknown option {k}"));
-        }
-        if self.pos.len() != npos {
-            return Err(USAGE.into());
-        }
-        Ok(())
-    }
-}
-
-/// Sends request `index` and waits for what comes of it.
-fn one(
-    agent: &mut Agent,
+#[derive(Args)]
+struct RunArgs {
+    /// The umad device to send from (umad0 or /dev/infiniband/umad0)
+    #[arg(short = 'd', value_name = "UMAD")]
+    umad: String,
+    /// LID of the driver's agent
+    #[arg(long, value_name = "LID", value_parser = num::<u16>)]
     dlid: u16,
-    pkey_index: u16,
+    /// The generator's seed
+    #[arg(long, value_name = "S", value_parser = num::<u64>)]
+    seed: u64,
+    /// Requests to send
+    #[arg(long, value_name = "N", value_parser = num::<u64>)]
+    count: u64,
+    /// How long each request waits for its answer, in ms
+    #[arg(long, value_name = "T", default_value = "200", value_parser = num::<u32>)]
     timeout_ms: u32,
+    /// Index of the P_Key to send with
+    #[arg(long, value_name = "P", default_value = "0", value_parser = num::<u16>)]
+    pkey_index: u16,
+    /// Rules (the allow file's syntax, on requests only) of requests not to send
+    #[arg(long, value_name = "FILE")]
+    skip: Option<String>,
+    /// The transcript to write
+    #[arg(long, value_name = "FILE")]
+    out: String,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// The first transcript
+    #[arg(value_name = "A")]
+    a: String,
+    /// The second transcript
+    #[arg(value_name = "B")]
+    b: String,
+    /// Rules of the differences allowed
+    #[arg(long, value_name = "FILE")]
+    allow: Option<String>,
+    /// Differences printed in full
+    #[arg(long, value_name = "N", default_value = "20", value_parser = num::<u64>)]
+    max: u64,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    /// The generator's seed
+    #[arg(long, value_name = "S", value_parser = num::<u64>)]
+    seed: u64,
+    /// The first request to print
+    #[arg(long, value_name = "I", value_parser = num::<u64>)]
+    index: u64,
+    /// Requests to print
+    #[arg(long, value_name = "N", default_value = "1", value_parser = num::<u64>)]
+    count: u64,
+}
+
+#[derive(Args)]
+struct DumpArgs {
+    /// The transcript
+    #[arg(value_name = "FILE")]
+    file: String,
+    /// Print only the record of this request
+    #[arg(long, value_name = "I", value_parser = num::<u64>)]
+    index: Option<u64>,
+}
+
+/// Sends request `index` as `hdr` says and waits for what comes of it.
+fn one(
+    agent: &mut Device,
+    hdr: &SendHdr,
     seed: u64,
     index: u64,
     skip: &[Rule],
@@ -124,7 +138,9 @@ fn one(
     if skip.iter().any(|r| r.matches(&req)) {
         return Ok(Outcome::Skipped);
     }
-    if let Err(e) = agent.send(dlid, 1, pkey_index, timeout_ms, &req.mad) {
+    let timeout_ms = hdr.timeout_ms;
+    if let Err(e) = agent.send(hdr, &req.mad) {
+        let e = io::Error::from(e);
         return match e.raw_os_error() {
             Some(errno) => Ok(Outcome::Refused(errno)),
             None => Err(e),
@@ -133,7 +149,7 @@ fn one(
     let deadline = Instant::now() + Duration::from_millis(timeout_ms.into()) + NOTICE_GRACE;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let Some(r) = agent.recv(left)? else {
+        let Some(r) = agent.recv(left).map_err(io::Error::from)? else {
             return Ok(Outcome::Lost);
         };
         // Only this request's answer or notice: the lower half of the TID is the index.
@@ -143,7 +159,7 @@ fn one(
         }
         return Ok(match r.status {
             0 => Outcome::answered(&r.mad),
-            ETIMEDOUT => Outcome::Unanswered,
+            libc::ETIMEDOUT => Outcome::Unanswered,
             s => {
                 return Err(io::Error::other(format!(
                     "request {index}: umad status {s}"
@@ -153,32 +169,12 @@ fn one(
     }
 }
 
-fn run(a: &Args) -> Result<ExitCode, String> {
-    a.only(
-        &[
-            "-d",
-            "--dlid",
-            "--seed",
-            "--count",
-            "--timeout-ms",
-            "--pkey-index",
-            "--skip",
-            "--out",
-        ],
-        0,
-    )?;
-    let umad = a.need(&["-d"])?;
-    let umad = umad.strip_prefix("/dev/infiniband/").unwrap_or(umad);
-    let dlid = u16::try_from(a.num(&["--dlid"], None)?).map_err(|_| "bad --dlid")?;
-    let seed = a.num(&["--seed"], None)?;
-    let count = a.num(&["--count"], None)?;
-    let timeout_ms = u32::try_from(a.num(&["--timeout-ms"], Some(200))?)
-        .map_err(|_| "bad --timeout-ms")?
-        .max(1);
-    let pkey_index =
-        u16::try_from(a.num(&["--pkey-index"], Some(0))?).map_err(|_| "bad --pkey-index")?;
-    let out = a.need(&["--out"])?;
-    let skip = match a.get(&["--skip"]) {
+fn run(a: &RunArgs) -> Result<ExitCode, String> {
+    let umad = a.umad.strip_prefix("/dev/infiniband/").unwrap_or(&a.umad);
+    let (dlid, seed, count, pkey_index) = (a.dlid, a.seed, a.count, a.pkey_index);
+    let timeout_ms = a.timeout_ms.max(1);
+    let out = a.out.as_str();
+    let skip = match &a.skip {
         Some(p) => rules_of(p)?,
         None => Vec::new(),
     };
@@ -189,7 +185,7 @@ fn run(a: &Args) -> Result<ExitCode, String> {
     // A send-only agent: answers come back to it by TID whatever their class, and it
     // takes no method, so it stands in the way of no agent of the port (the VNIC driver
     // has one on this port too).
-    let mut agent = Agent::open(umad, &Registration::default())
+    let (mut agent, id) = Device::open_agent(umad_dev_path(umad), &Registration::default())
         .map_err(|e| format!("cannot register an agent on {umad}: {e}"))?;
     let file = File::create(out).map_err(|e| format!("{out}: {e}"))?;
     let mut w = BufWriter::new(file);
@@ -204,10 +200,14 @@ fn run(a: &Args) -> Result<ExitCode, String> {
     )
     .map_err(werr)?;
 
+    let hdr = SendHdr {
+        timeout_ms,
+        ..SendHdr::gsi(id, dlid, pkey_index)
+    };
     let start = Instant::now();
     let mut tally = [0u64; 5];
     for index in 0..count {
-        let outcome = one(&mut agent, dlid, pkey_index, timeout_ms, seed, index, &skip)
+        let outcome = one(&mut agent, &hdr, seed, index, &skip)
             .map_err(|e| format!("request {index}: {e}"))?;
         tally[match outcome {
             Outcome::Answered { .. } => 0,
@@ -252,17 +252,16 @@ fn load(path: &str) -> Result<(Header, Vec<Record>), String> {
     transcript::read(&mut BufReader::new(f)).map_err(|e| format!("{path}: {e}"))
 }
 
-fn compare(a: &Args) -> Result<ExitCode, String> {
-    a.only(&["--allow", "--max"], 2)?;
-    let rules = match a.get(&["--allow"]) {
+fn compare(a: &CompareArgs) -> Result<ExitCode, String> {
+    let rules = match &a.allow {
         Some(p) => rules_of(p)?,
         None => Vec::new(),
     };
-    let max = usize::try_from(a.num(&["--max"], Some(20))?).unwrap_or(usize::MAX);
-    let ta = load(&a.pos[0])?;
-    let tb = load(&a.pos[1])?;
+    let max = usize::try_from(a.max).unwrap_or(usize::MAX);
+    let ta = load(&a.a)?;
+    let tb = load(&a.b)?;
     let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
-    let (na, nb) = (name(&a.pos[0]), name(&a.pos[1]));
+    let (na, nb) = (name(&a.a), name(&a.b));
     let rep = transcript::compare(&ta, &tb, [&na, &nb], &rules, max)?;
     print!("{}", rep.text);
     for (n, t) in [(&na, &ta), (&nb, &tb)] {
@@ -282,11 +281,8 @@ fn compare(a: &Args) -> Result<ExitCode, String> {
     })
 }
 
-fn show(a: &Args) -> Result<ExitCode, String> {
-    a.only(&["--seed", "--index", "--count"], 0)?;
-    let seed = a.num(&["--seed"], None)?;
-    let index = a.num(&["--index"], None)?;
-    let count = a.num(&["--count"], Some(1))?;
+fn show(a: &ShowArgs) -> Result<ExitCode, String> {
+    let (seed, index, count) = (a.seed, a.index, a.count);
     for i in index..index.saturating_add(count) {
         let r = vema_gen::generate(seed, i);
         println!("request {i} of seed {seed}: {}", r.describe());
@@ -295,10 +291,9 @@ fn show(a: &Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn dump(a: &Args) -> Result<ExitCode, String> {
-    a.only(&["--index"], 1)?;
-    let (h, recs) = load(&a.pos[0])?;
-    let only = a.get(&["--index"]).map(num).transpose()?;
+fn dump(a: &DumpArgs) -> Result<ExitCode, String> {
+    let (h, recs) = load(&a.file)?;
+    let only = a.index;
     println!(
         "seed {} count {} timeout {} ms, {} records",
         h.seed,
@@ -318,15 +313,12 @@ fn dump(a: &Args) -> Result<ExitCode, String> {
 }
 
 fn main() -> ExitCode {
-    let mut it = std::env::args().skip(1);
-    let cmd = it.next().unwrap_or_default();
-    let res = Args::parse(it).and_then(|a| match cmd.as_str() {
-        "run" => run(&a),
-        "compare" => compare(&a),
-        "show" => show(&a),
-        "dump" => dump(&a),
-        _ => Err(USAGE.into()),
-    });
+    let res = match &Cli::parse().cmd {
+        Cmd::Run(a) => run(a),
+        Cmd::Compare(a) => compare(a),
+        Cmd::Show(a) => show(a),
+        Cmd::Dump(a) => dump(a),
+    };
     match res {
         Ok(code) => code,
         Err(e) => {

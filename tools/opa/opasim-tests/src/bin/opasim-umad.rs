@@ -20,7 +20,9 @@ use std::io;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use opasim_tests::umad::{Agent, Registration};
+use clap::{Parser, Subcommand};
+use opa_umad::{umad_dev_path, AgentId, Device, Registration, SendHdr};
+use opasim_tests::cli::num;
 
 /// The vendor class used (range 1: no OUI, no RMPP).
 const CLASS: u8 = 0x09;
@@ -28,17 +30,14 @@ const CLASS_VERSION: u8 = 1;
 const METHOD_GET: u8 = 0x01;
 const METHOD_GET_RESP: u8 = 0x81;
 const MAD_LEN: usize = 256;
-const ETIMEDOUT: u32 = 110;
 
-/// An agent of the vendor class taking `methods`.
-fn open(umad: &str, methods: u64) -> io::Result<Agent> {
-    let reg = Registration {
-        class: CLASS,
-        class_version: CLASS_VERSION,
-        oui: 0,
-        methods,
-    };
-    Agent::open(umad, &reg)
+/// An agent of the vendor class, taking Gets when `server`.
+fn open(umad: &str, server: bool) -> io::Result<(Device, AgentId)> {
+    let mut reg = Registration::class(CLASS, CLASS_VERSION);
+    if server {
+        reg = reg.with_method(METHOD_GET);
+    }
+    Device::open_agent(umad_dev_path(umad), &reg)
 }
 
 fn request(tid: u32) -> Vec<u8> {
@@ -55,77 +54,67 @@ fn request(tid: u32) -> Vec<u8> {
     mad
 }
 
+/// Sends a GSI MAD from one umad port to a LID and answers it on another umad port.
+#[derive(Parser)]
+#[command(name = "opasim-umad")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Send a Get of the vendor class 0x09 from REQ_UMAD to DLID and answer it on RESP_UMAD
+    Ping(Args),
+}
+
+#[derive(clap::Args)]
 struct Args {
+    /// umad device of the requester (umad0)
+    #[arg(value_name = "REQ_UMAD")]
     req: String,
+    /// umad device of the responder (may be the same)
+    #[arg(value_name = "RESP_UMAD")]
     resp: String,
+    /// LID to send the Get to
+    #[arg(value_name = "DLID", value_parser = num::<u16>)]
     dlid: u16,
+    /// Index of the P_Key to send with
+    #[arg(long, value_name = "N", default_value = "0", value_parser = num::<u16>)]
     pkey_index: u16,
+    /// Succeed only when the request times out (a MAD dropped on the way)
+    #[arg(long)]
     expect_timeout: bool,
-}
-
-fn parse() -> Result<Args, String> {
-    let usage =
-        "usage: opasim-umad ping REQ_UMAD RESP_UMAD DLID [--pkey-index N] [--expect-timeout]";
-    let mut it = std::env::args().skip(1);
-    if it.next().as_deref() != Some("ping") {
-        return Err(usage.into());
-    }
-    let req = it.next().ok_or(usage)?;
-    let resp = it.next().ok_or(usage)?;
-    let dlid = it.next().ok_or(usage)?;
-    let dlid = parse_num(&dlid).ok_or_else(|| format!("bad DLID '{dlid}'"))?;
-    let mut a = Args {
-        req,
-        resp,
-        dlid,
-        pkey_index: 0,
-        expect_timeout: false,
-    };
-    while let Some(o) = it.next() {
-        match o.as_str() {
-            "--pkey-index" => {
-                let v = it.next().ok_or(usage)?;
-                a.pkey_index = parse_num(&v).ok_or_else(|| format!("bad index '{v}'"))?;
-            }
-            "--expect-timeout" => a.expect_timeout = true,
-            _ => return Err(usage.into()),
-        }
-    }
-    Ok(a)
-}
-
-fn parse_num(s: &str) -> Option<u16> {
-    match s.strip_prefix("0x") {
-        Some(h) => u16::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
-    }
 }
 
 fn run(a: &Args) -> Result<bool, String> {
     let err = |what: &str, e: io::Error| format!("{what}: {e}");
-    let mut req = open(&a.req, 0).map_err(|e| err(&format!("requester agent on {}", a.req), e))?;
-    let mut resp = open(&a.resp, 1 << METHOD_GET)
-        .map_err(|e| err(&format!("responder agent on {}", a.resp), e))?;
+    let (mut req, req_id) =
+        open(&a.req, false).map_err(|e| err(&format!("requester agent on {}", a.req), e))?;
+    let (mut resp, resp_id) =
+        open(&a.resp, true).map_err(|e| err(&format!("responder agent on {}", a.resp), e))?;
     let tid = 0x5a5a_0000 | std::process::id() & 0xffff;
     let mad = request(tid);
-    req.send(a.dlid, 1, a.pkey_index, 1000, &mad)
-        .map_err(|e| err("send the request", e))?;
+    let hdr = SendHdr {
+        timeout_ms: 1000,
+        ..SendHdr::gsi(req_id, a.dlid, a.pkey_index)
+    };
+    req.send(&hdr, &mad)
+        .map_err(|e| err("send the request", e.into()))?;
     println!(
         "{}: sent Get tid {tid:#x} to LID {} (P_Key index {})",
-        req.name(),
-        a.dlid,
-        a.pkey_index
+        a.req, a.dlid, a.pkey_index
     );
 
     match resp
         .recv(Duration::from_secs(2))
-        .map_err(|e| err("responder read", e))?
+        .map_err(|e| err("responder read", e.into()))?
     {
-        None => println!("{}: no request arrived", resp.name()),
+        None => println!("{}: no request arrived", a.resp),
         Some(r) => {
             println!(
                 "{}: got method {:#04x} tid {:#x} from LID {} QP {} P_Key index {} ({} bytes)",
-                resp.name(),
+                a.resp,
                 r.mad[3],
                 r.tid(),
                 r.lid,
@@ -138,25 +127,29 @@ fn run(a: &Args) -> Result<bool, String> {
             }
             let mut answer = r.mad.clone();
             answer[3] = METHOD_GET_RESP;
-            resp.send(r.lid, r.qpn, r.pkey_index, 0, &answer)
-                .map_err(|e| err("send the response", e))?;
+            let hdr = SendHdr {
+                qpn: r.qpn,
+                ..SendHdr::gsi(resp_id, r.lid, r.pkey_index)
+            };
+            resp.send(&hdr, &answer)
+                .map_err(|e| err("send the response", e.into()))?;
         }
     }
 
     match req
         .recv(Duration::from_secs(4))
-        .map_err(|e| err("requester read", e))?
+        .map_err(|e| err("requester read", e.into()))?
     {
         None => Err("the requester got neither a response nor a timeout".into()),
-        Some(r) if r.status == ETIMEDOUT => {
-            println!("{}: request timed out", req.name());
+        Some(r) if r.timed_out() => {
+            println!("{}: request timed out", a.req);
             Ok(a.expect_timeout)
         }
         Some(r) if r.status != 0 => Err(format!("the requester got status {}", r.status)),
         Some(r) => {
             println!(
                 "{}: got method {:#04x} tid {:#x} from LID {}",
-                req.name(),
+                a.req,
                 r.mad[3],
                 r.tid(),
                 r.lid
@@ -175,13 +168,7 @@ fn run(a: &Args) -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
+    let Cmd::Ping(args) = Cli::parse().cmd;
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {

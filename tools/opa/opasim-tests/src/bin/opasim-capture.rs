@@ -22,7 +22,10 @@
 //! ethertype, or for a VLAN-tagged frame `8100/pcpP/T` with the inner one. Two runs of the same
 //! frames under two drivers list the same lines when the drivers build the same headers.
 
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
 use opa_wire::wire::hdr16b;
+use opasim_tests::cli::num;
 use std::process::ExitCode;
 
 struct Args {
@@ -35,47 +38,52 @@ struct Args {
     min: usize,
 }
 
-fn num(s: &str) -> Option<u32> {
-    match s.strip_prefix("0x") {
-        Some(h) => u32::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
-    }
+/// Checks the VNIC packets in opasim's capture with the shared wire code, or lists them.
+#[derive(Parser)]
+#[command(name = "opasim-capture")]
+struct Cli {
+    /// Print every VNIC packet of the capture, decoded, one a line
+    #[arg(long, conflicts_with_all = ["slid", "dlid", "pkey", "vesw", "ethertype"])]
+    list: bool,
+    /// The capture file
+    #[arg(long, value_name = "F", default_value = CAPTURE)]
+    file: String,
+    /// SLID of the packets to check
+    #[arg(long, value_name = "L", value_parser = num::<u32>, required_unless_present = "list")]
+    slid: Option<u32>,
+    /// DLID of the packets to check
+    #[arg(long, value_name = "L", value_parser = num::<u32>, required_unless_present = "list")]
+    dlid: Option<u32>,
+    /// The P_Key they must carry
+    #[arg(long, value_name = "P", value_parser = num::<u16>, required_unless_present = "list")]
+    pkey: Option<u16>,
+    /// The vesw id they must carry
+    #[arg(long, value_name = "V", value_parser = num::<u16>, required_unless_present = "list")]
+    vesw: Option<u16>,
+    /// The Ethernet type the correct packets counted must carry (any without it)
+    #[arg(long, value_name = "T", value_parser = num::<u16>)]
+    ethertype: Option<u16>,
+    /// How many correct packets there must be at least
+    #[arg(long, value_name = "N", default_value = "1", value_parser = num::<usize>)]
+    min: usize,
 }
 
-fn parse() -> Result<Args, String> {
-    let usage = "usage: opasim-capture [--file F] --slid L --dlid L --pkey P --vesw V [--ethertype T] [--min N]";
-    let mut a = Args {
-        file: "/sys/kernel/debug/opasim/capture".into(),
-        slid: 0,
-        dlid: 0,
-        pkey: 0,
-        vesw: 0,
-        ethertype: None,
-        min: 1,
-    };
-    let mut it = std::env::args().skip(1);
-    let mut seen = 0;
-    while let Some(o) = it.next() {
-        let v = it.next().ok_or(usage)?;
-        let n = || num(&v).ok_or_else(|| format!("bad value '{v}' for {o}"));
-        match o.as_str() {
-            "--file" => a.file = v.clone(),
-            "--slid" => a.slid = n()?,
-            "--dlid" => a.dlid = n()?,
-            "--pkey" => a.pkey = n()? as u16,
-            "--vesw" => a.vesw = n()? as u16,
-            "--ethertype" => a.ethertype = Some(n()? as u16),
-            "--min" => a.min = n()? as usize,
-            _ => return Err(usage.into()),
-        }
-        if matches!(o.as_str(), "--slid" | "--dlid" | "--pkey" | "--vesw") {
-            seen += 1;
-        }
+/// opasim's capture in debugfs.
+const CAPTURE: &str = "/sys/kernel/debug/opasim/capture";
+
+impl Cli {
+    /// The check to make; `None` without the four options it needs.
+    fn check_args(&self) -> Option<Args> {
+        Some(Args {
+            file: self.file.clone(),
+            slid: self.slid?,
+            dlid: self.dlid?,
+            pkey: self.pkey?,
+            vesw: self.vesw?,
+            ethertype: self.ethertype,
+            min: self.min,
+        })
     }
-    if seen != 4 {
-        return Err(usage.into());
-    }
-    Ok(a)
 }
 
 fn hex(s: &str) -> Option<Vec<u8>> {
@@ -182,14 +190,16 @@ fn run(a: &Args) -> Result<(), String> {
         if w.len() != 17 || w[1] != "vnic" {
             continue;
         }
-        let (Some(slid), Some(dlid), Some(len)) = (num(w[7]), num(w[9]), num(w[13])) else {
+        let (Ok(slid), Ok(dlid), Ok(len)) =
+            (num::<u32>(w[7]), num::<u32>(w[9]), num::<usize>(w[13]))
+        else {
             return Err(format!("cannot parse '{line}'"));
         };
         if slid != a.slid || dlid != a.dlid {
             continue;
         }
         let bytes = hex(w[16]).ok_or_else(|| format!("bad hex in '{line}'"))?;
-        match check(a, len as usize, &bytes) {
+        match check(a, len, &bytes) {
             Ok((et, desc)) => {
                 if a.ethertype.map_or(true, |t| t == et) {
                     good += 1;
@@ -216,17 +226,9 @@ fn run(a: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.first().map(String::as_str) == Some("--list") {
-        let file = match argv.get(1..) {
-            Some([o, f]) if o == "--file" => f.clone(),
-            Some([]) => "/sys/kernel/debug/opasim/capture".into(),
-            _ => {
-                eprintln!("usage: opasim-capture --list [--file F]");
-                return ExitCode::FAILURE;
-            }
-        };
-        return match list(&file) {
+    let cli = Cli::parse();
+    if cli.list {
+        return match list(&cli.file) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("opasim-capture: {e}");
@@ -234,12 +236,14 @@ fn main() -> ExitCode {
             }
         };
     }
-    let a = match parse() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
+    let Some(a) = cli.check_args() else {
+        // clap requires the four without --list.
+        Cli::command()
+            .error(
+                ErrorKind::MissingRequiredArgument,
+                "--slid, --dlid, --pkey and --vesw are needed",
+            )
+            .exit();
     };
     match run(&a) {
         Ok(()) => ExitCode::SUCCESS,

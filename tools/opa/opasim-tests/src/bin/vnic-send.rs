@@ -29,6 +29,8 @@
 use std::ffi::CString;
 use std::process::ExitCode;
 
+use clap::Parser;
+
 struct Args {
     dev: String,
     kind: String,
@@ -44,59 +46,74 @@ struct Args {
     udp_more: Option<std::net::SocketAddrV4>,
 }
 
-fn parse_mac(s: &str) -> Option<[u8; 6]> {
-    let v: Vec<u8> = s
+fn parse_mac(s: &str) -> Result<[u8; 6], String> {
+    let v: Option<Vec<u8>> = s
         .split(':')
         .map(|p| u8::from_str_radix(p, 16).ok())
-        .collect::<Option<_>>()?;
-    v.try_into().ok()
+        .collect();
+    v.and_then(|v| v.try_into().ok())
+        .ok_or_else(|| format!("bad MAC '{s}'"))
 }
 
-fn parse() -> Result<Args, String> {
-    let usage = "usage: vnic-send --dev IF --kind K [--count N | --secs S] [--flows N] [--len L] [--dmac MAC] [--vlan PCP] [--raw]\n       vnic-send --udp-more IPV4:PORT [--count N] [--len L]";
-    let mut a = Args {
-        dev: String::new(),
-        kind: String::new(),
-        count: 1,
-        flows: 1,
-        len: None,
-        dmac: [0xff; 6],
-        vlan: None,
-        raw: false,
-        secs: None,
-        udp_more: None,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(o) = it.next() {
-        if o == "--raw" {
-            a.raw = true;
-            continue;
+fn parse_len(s: &str) -> Result<usize, String> {
+    s.parse()
+        .ok()
+        .filter(|l| (60..=16000).contains(l))
+        .ok_or_else(|| "--len is 60 to 16000".to_string())
+}
+
+/// Sends crafted Ethernet frames through a network interface (a packet socket).
+#[derive(Parser)]
+#[command(name = "vnic-send")]
+struct Cli {
+    /// The interface to send through
+    #[arg(long, value_name = "IF", required_unless_present = "udp_more")]
+    dev: Option<String>,
+    /// ipv4-tcp, ipv4-udp, ipv4-icmp, ipv4-gre, ipv6-tcp, ipv6-udp, ipv6-icmp, arp or other
+    #[arg(long, value_name = "K", required_unless_present = "udp_more")]
+    kind: Option<String>,
+    /// Frames to send
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    count: u32,
+    /// Send for S seconds, as fast as the interface takes them, rather than N frames
+    #[arg(long, value_name = "S")]
+    secs: Option<u64>,
+    /// Flows the frames are spread over
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    flows: u32,
+    /// Frame length without FCS, 60 to 16000 (default: 60, or the headers if longer)
+    #[arg(long, value_name = "L", value_parser = parse_len)]
+    len: Option<usize>,
+    /// Destination MAC (default: broadcast)
+    #[arg(long, value_name = "MAC", value_parser = parse_mac)]
+    dmac: Option<[u8; 6]>,
+    /// Insert an 802.1Q tag, VLAN 10, with this priority (0-7)
+    #[arg(long, value_name = "PCP", value_parser = clap::value_parser!(u8).range(0..8))]
+    vlan: Option<u8>,
+    /// Send the whole frame through a SOCK_RAW packet socket
+    #[arg(long)]
+    raw: bool,
+    /// Send UDP datagrams built from two writes each to IPV4:PORT instead
+    #[arg(long, value_name = "IPV4:PORT")]
+    udp_more: Option<std::net::SocketAddrV4>,
+}
+
+impl From<Cli> for Args {
+    fn from(c: Cli) -> Self {
+        Args {
+            dev: c.dev.unwrap_or_default(),
+            kind: c.kind.unwrap_or_default(),
+            count: c.count,
+            flows: c.flows,
+            len: c.len,
+            dmac: c.dmac.unwrap_or([0xff; 6]),
+            vlan: c.vlan,
+            raw: c.raw,
+            secs: c.secs,
+            udp_more: c.udp_more,
         }
-        let v = it.next().ok_or(usage)?;
-        let bad = || format!("bad value '{v}' for {o}");
-        match o.as_str() {
-            "--dev" => a.dev = v.clone(),
-            "--kind" => a.kind = v.clone(),
-            "--count" => a.count = v.parse().map_err(|_| bad())?,
-            "--secs" => a.secs = Some(v.parse().map_err(|_| bad())?),
-            "--flows" => a.flows = v.parse().map_err(|_| bad())?,
-            "--len" => a.len = Some(v.parse().map_err(|_| bad())?),
-            "--dmac" => a.dmac = parse_mac(&v).ok_or_else(bad)?,
-            "--vlan" => a.vlan = Some(v.parse().ok().filter(|&p: &u8| p < 8).ok_or_else(bad)?),
-            "--udp-more" => a.udp_more = Some(v.parse().map_err(|_| bad())?),
-            _ => return Err(usage.into()),
-        }
     }
-    if a.udp_more.is_some() {
-        return Ok(a);
-    }
-    if a.dev.is_empty() || a.kind.is_empty() || a.flows == 0 {
-        return Err(usage.into());
-    }
-    if a.len.is_some_and(|l| !(60..=16000).contains(&l)) {
-        return Err("--len is 60 to 16000".into());
-    }
-    Ok(a)
 }
 
 /// The frame of flow `flow`: Ethernet header (and tag), then the kind's headers, zero-filled
@@ -194,7 +211,7 @@ fn run(a: &Args) -> Result<(), String> {
     }
     let smac = std::fs::read_to_string(format!("/sys/class/net/{}/address", a.dev))
         .ok()
-        .and_then(|s| parse_mac(s.trim()))
+        .and_then(|s| parse_mac(s.trim()).ok())
         .ok_or_else(|| format!("{}: cannot read its MAC", a.dev))?;
     let kind = if a.raw {
         libc::SOCK_RAW
@@ -318,10 +335,11 @@ fn run_udp_more(a: &Args, to: std::net::SocketAddrV4) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match parse().and_then(|a| match a.udp_more {
+    let a = Args::from(Cli::parse());
+    match match a.udp_more {
         Some(to) => run_udp_more(&a, to),
         None => run(&a),
-    }) {
+    } {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("vnic-send: {e}");

@@ -30,70 +30,41 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
+use opa_umad::{umad_dev_path, Device, Registration, SendHdr};
 use opa_wire::mad::{ATTR_VESWPORT_INFO, METHOD_GET};
+use opasim_tests::cli::{nonzero, num};
 use opasim_tests::rmpp::{self, Reply};
-use opasim_tests::umad::{Agent, Registration};
 
-const USAGE: &str = "usage: mad-rmpp -d UMAD --dlid LID single|two-segments|plain \
-                     [--vport N] [--timeout-ms T] [--wait-ms W] [--pkey-index P]";
-/// `ETIMEDOUT`: the status of umad's read for a send that got no answer.
-const ETIMEDOUT: u32 = 110;
 /// Data bytes of the two-segment request (one segment holds 2008).
 const TWO_SEGMENT_DATA: usize = 3000;
 
+/// Sends a VEMA Get of VESW port info with an active RMPP header to a VNIC driver's agent
+/// and prints everything that comes back.
+#[derive(Parser)]
+#[command(name = "mad-rmpp")]
 struct Args {
+    /// The umad device to send from (umad0 or /dev/infiniband/umad0)
+    #[arg(short = 'd', value_name = "UMAD")]
     umad: String,
+    /// LID of the agent
+    #[arg(long, value_name = "LID", value_parser = nonzero::<u16>)]
     dlid: u16,
+    /// One RMPP segment, two, or the Get without RMPP
+    #[arg(value_name = "CASE", value_parser = ["single", "two-segments", "plain"])]
     case: String,
+    /// The vport asked for
+    #[arg(long, value_name = "N", default_value = "0", value_parser = num::<u32>)]
     vport: u32,
+    /// umad's time-out of each segment, in ms
+    #[arg(long, value_name = "T", default_value = "1000", value_parser = num::<u32>)]
     timeout_ms: u32,
+    /// How long to wait for what comes back after each segment, in ms
+    #[arg(long, value_name = "W", default_value = "2500", value_parser = num::<u64>)]
     wait_ms: u64,
+    /// Index of the P_Key to send with
+    #[arg(long, value_name = "P", default_value = "0", value_parser = num::<u16>)]
     pkey_index: u16,
-}
-
-fn num(s: &str) -> Result<u64, String> {
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    }
-    .map_err(|_| format!("bad number '{s}'"))
-}
-
-fn parse() -> Result<Args, String> {
-    let mut a = Args {
-        umad: String::new(),
-        dlid: 0,
-        case: String::new(),
-        vport: 0,
-        timeout_ms: 1000,
-        wait_ms: 2500,
-        pkey_index: 0,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(s) = it.next() {
-        let mut val = || it.next().ok_or_else(|| format!("{s} needs a value"));
-        match s.as_str() {
-            "-d" => a.umad = val()?,
-            "--dlid" => a.dlid = u16::try_from(num(&val()?)?).map_err(|_| "bad --dlid")?,
-            "--vport" => a.vport = u32::try_from(num(&val()?)?).map_err(|_| "bad --vport")?,
-            "--timeout-ms" => {
-                a.timeout_ms = u32::try_from(num(&val()?)?).map_err(|_| "bad --timeout-ms")?
-            }
-            "--wait-ms" => a.wait_ms = num(&val()?)?,
-            "--pkey-index" => {
-                a.pkey_index = u16::try_from(num(&val()?)?).map_err(|_| "bad --pkey-index")?
-            }
-            "single" | "two-segments" | "plain" if a.case.is_empty() => a.case = s,
-            _ => return Err(USAGE.into()),
-        }
-    }
-    if a.umad.is_empty() || a.dlid == 0 || a.case.is_empty() {
-        return Err(USAGE.into());
-    }
-    if let Some(u) = a.umad.strip_prefix("/dev/infiniband/") {
-        a.umad = u.to_string();
-    }
-    Ok(a)
 }
 
 /// What came back over the whole case.
@@ -118,8 +89,9 @@ fn run(a: &Args) -> Result<ExitCode, String> {
     };
     // A send-only agent without RMPP: answers come back to it by TID, and the MAD layer
     // neither cuts nor reassembles anything for it.
-    let mut agent = Agent::open(&a.umad, &Registration::default())
-        .map_err(|e| format!("cannot register an agent on {}: {e}", a.umad))?;
+    let umad = a.umad.strip_prefix("/dev/infiniband/").unwrap_or(&a.umad);
+    let (mut agent, id) = Device::open_agent(umad_dev_path(umad), &Registration::default())
+        .map_err(|e| format!("cannot register an agent on {umad}: {e}"))?;
     let mut t = Tally::default();
     let n = segs.len();
     for (i, seg) in segs.iter().enumerate() {
@@ -133,7 +105,13 @@ fn run(a: &Args) -> Result<ExitCode, String> {
             u32::from_be_bytes([seg[32], seg[33], seg[34], seg[35]])
         );
         agent
-            .send(a.dlid, 1, a.pkey_index, a.timeout_ms, seg)
+            .send(
+                &SendHdr {
+                    timeout_ms: a.timeout_ms,
+                    ..SendHdr::gsi(id, a.dlid, a.pkey_index)
+                },
+                seg,
+            )
             .map_err(|e| format!("send of segment {}: {e}", i + 1))?;
         let deadline = Instant::now() + Duration::from_millis(a.wait_ms);
         let mut got = 0;
@@ -153,7 +131,7 @@ fn run(a: &Args) -> Result<ExitCode, String> {
                 continue;
             }
             got += 1;
-            if r.status == ETIMEDOUT {
+            if r.status == libc::ETIMEDOUT {
                 t.no_answer += 1;
                 println!(
                     "mad-rmpp {case}: segment {}: got no answer in {} ms (umad time-out)",
@@ -208,7 +186,7 @@ fn run(a: &Args) -> Result<ExitCode, String> {
 }
 
 fn main() -> ExitCode {
-    match parse().and_then(|a| run(&a)) {
+    match run(&Args::parse()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("mad-rmpp: {e}");

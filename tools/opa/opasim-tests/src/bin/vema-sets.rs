@@ -20,22 +20,11 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
+use opa_umad::{umad_dev_path, Device, Registration, SendHdr};
 use opa_wire::mad::{METHOD_SET, OPA_VNIC_EMA_DATA};
+use opasim_tests::cli::{nonzero, num};
 use opasim_tests::rmpp;
-use opasim_tests::umad::{Agent, Registration};
-
-const USAGE: &str = "usage: vema-sets -d UMAD --dlid LID --attr ID [--mod N] [--count C] \
-                     [--timeout-ms T] HEX...";
-/// `ETIMEDOUT`: the status of umad's read for a send that got no answer.
-const ETIMEDOUT: u32 = 110;
-
-fn num(s: &str) -> Result<u64, String> {
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    }
-    .map_err(|_| format!("bad number '{s}'"))
-}
 
 fn unhex(s: &str) -> Result<Vec<u8>, String> {
     if s.len() % 2 != 0 || s.len() / 2 > OPA_VNIC_EMA_DATA {
@@ -49,55 +38,38 @@ fn unhex(s: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
+/// Many VEMA Sets from one process, one at a time, each waiting for its answer.
+#[derive(Parser)]
+#[command(name = "vema-sets")]
 struct Args {
+    /// The umad device to send from (umad0 or /dev/infiniband/umad0)
+    #[arg(short = 'd', value_name = "UMAD")]
     umad: String,
+    /// LID of the agent
+    #[arg(long, value_name = "LID", value_parser = nonzero::<u16>)]
     dlid: u16,
+    /// Attribute id of the Sets
+    #[arg(long, value_name = "ID", value_parser = nonzero::<u16>)]
     attr: u16,
+    /// Attribute modifier of the Sets
+    #[arg(long = "mod", value_name = "N", default_value = "0", value_parser = num::<u32>)]
     attr_mod: u32,
+    /// Sets to send (default: one per HEX)
+    #[arg(long, value_name = "C", value_parser = num::<u64>)]
     count: Option<u64>,
+    /// How long each Set waits for its answer, in ms
+    #[arg(long, value_name = "T", default_value = "1000", value_parser = num::<u32>)]
     timeout_ms: u32,
+    /// The data of the Sets, in turn, in hex (at most 2008 bytes)
+    #[arg(value_name = "HEX", required = true, value_parser = unhex)]
     data: Vec<Vec<u8>>,
-}
-
-fn parse() -> Result<Args, String> {
-    let mut a = Args {
-        umad: String::new(),
-        dlid: 0,
-        attr: 0,
-        attr_mod: 0,
-        count: None,
-        timeout_ms: 1000,
-        data: Vec::new(),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(s) = it.next() {
-        let mut val = || it.next().ok_or_else(|| format!("{s} needs a value"));
-        match s.as_str() {
-            "-d" => a.umad = val()?,
-            "--dlid" => a.dlid = u16::try_from(num(&val()?)?).map_err(|_| "bad --dlid")?,
-            "--attr" => a.attr = u16::try_from(num(&val()?)?).map_err(|_| "bad --attr")?,
-            "--mod" => a.attr_mod = u32::try_from(num(&val()?)?).map_err(|_| "bad --mod")?,
-            "--count" => a.count = Some(num(&val()?)?),
-            "--timeout-ms" => {
-                a.timeout_ms = u32::try_from(num(&val()?)?).map_err(|_| "bad --timeout-ms")?
-            }
-            _ if s.starts_with('-') => return Err(USAGE.into()),
-            _ => a.data.push(unhex(&s)?),
-        }
-    }
-    if a.umad.is_empty() || a.dlid == 0 || a.attr == 0 || a.data.is_empty() {
-        return Err(USAGE.into());
-    }
-    if let Some(u) = a.umad.strip_prefix("/dev/infiniband/") {
-        a.umad = u.to_string();
-    }
-    Ok(a)
 }
 
 fn run(a: &Args) -> Result<ExitCode, String> {
     // A send-only agent: the answers come back to it by TID.
-    let mut agent = Agent::open(&a.umad, &Registration::default())
-        .map_err(|e| format!("cannot register an agent on {}: {e}", a.umad))?;
+    let umad = a.umad.strip_prefix("/dev/infiniband/").unwrap_or(&a.umad);
+    let (mut agent, id) = Device::open_agent(umad_dev_path(umad), &Registration::default())
+        .map_err(|e| format!("cannot register an agent on {umad}: {e}"))?;
     let count = a.count.unwrap_or(a.data.len() as u64);
     let base = (std::process::id() & 0xffff) << 16;
     let (mut ok, mut other, mut lost) = (0u64, 0u64, 0u64);
@@ -108,7 +80,13 @@ fn run(a: &Args) -> Result<ExitCode, String> {
         let data = &a.data[(i % a.data.len() as u64) as usize];
         mad[40..40 + data.len()].copy_from_slice(data);
         agent
-            .send(a.dlid, 1, 0, a.timeout_ms, &mad)
+            .send(
+                &SendHdr {
+                    timeout_ms: a.timeout_ms,
+                    ..SendHdr::gsi(id, a.dlid, 0)
+                },
+                &mad,
+            )
             .map_err(|e| format!("send of Set {i}: {e}"))?;
         // umad's time-out notice comes soon after the time-out; past that the Set is lost.
         let deadline = Instant::now() + Duration::from_millis(u64::from(a.timeout_ms) + 2000);
@@ -122,7 +100,7 @@ fn run(a: &Args) -> Result<ExitCode, String> {
                 continue;
             }
             match (r.status, r.mad.get(4..6)) {
-                (ETIMEDOUT, _) => lost += 1,
+                (libc::ETIMEDOUT, _) => lost += 1,
                 (0, Some([0, 0])) => ok += 1,
                 _ => other += 1,
             }
@@ -142,7 +120,7 @@ fn run(a: &Args) -> Result<ExitCode, String> {
 }
 
 fn main() -> ExitCode {
-    match parse().and_then(|a| run(&a)) {
+    match run(&Args::parse()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("vema-sets: {e}");
