@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+
+use super::*;
+
+fn port(dev: u8, lid: u32, desc: &str, state: u8, cap3: u16) -> PortView {
+    PortView {
+        ibdev: format!("opasim{dev}"),
+        node_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
+        sys_image_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
+        node_desc: desc.into(),
+        num_ports: 1,
+        port_num: 1,
+        port_guid: 0x0011_7501_0000_0001 | u64::from(dev) << 8,
+        lid,
+        state,
+        cap_mask: 0x0001_0000,
+        cap_mask3: cap3,
+    }
+}
+
+fn view() -> FabricView {
+    FabricView {
+        ports: vec![
+            port(0, 1, "sm hfi1_0", 4, 0),
+            port(1, 2, "hostA hfi1_0", 4, 0x2000),
+            port(2, 3, "hostB hfi1_0", 4, 0x2000),
+            port(3, 4, "hostB hfi1_0", 1, 0x2000),
+        ],
+        sm_lid: 1,
+    }
+}
+
+fn request(method: u8, attr: u16, attr_mod: u32, mask: u64, template: &[u8]) -> Vec<u8> {
+    let mut m = vec![0u8; 2048];
+    let sa = SaHdr {
+        comp_mask: mask,
+        ..Default::default()
+    };
+    let n = sa::encode(&mut m, method, 0, 0x77, attr, attr_mod, &sa, template).unwrap();
+    m.truncate(n);
+    m
+}
+
+fn ask(method: u8, attr: u16, mask: u64, template: &[u8]) -> (u16, Vec<Vec<u8>>, Answer) {
+    let a = answer(&request(method, attr, 0, mask, template), &view()).unwrap();
+    let m = SaMad::decode(&a.mad).unwrap();
+    assert_eq!(m.hdr.tid, 0x77);
+    let recs = if m.hdr.method == METHOD_GET_TABLE_RESP {
+        m.records().map(<[u8]>::to_vec).collect()
+    } else if m.data.is_empty() {
+        vec![]
+    } else {
+        vec![m.data.to_vec()]
+    };
+    (m.hdr.status, recs, a)
+}
+
+#[test]
+fn node_records_by_each_name() {
+    let (st, recs, a) = ask(METHOD_GET_TABLE, ATTR_NODE_RECORD, 0, &[]);
+    assert_eq!(st, 0);
+    assert_eq!(recs.len(), 3, "the port that is down has no record");
+    assert_eq!(a.summary, "NodeRecord GetTable: 3 record(s), 360 bytes");
+    let descs: Vec<String> = recs
+        .iter()
+        .map(|r| NodeRecord::decode(r).unwrap().desc().to_owned())
+        .collect();
+    assert_eq!(descs, ["sm hfi1_0", "hostA hfi1_0", "hostB hfi1_0"]);
+
+    let mut t = NodeRecord::ZERO;
+    t.port_guid = 0x0011_7501_0000_0201;
+    let (st, recs, _) = ask(
+        METHOD_GET,
+        ATTR_NODE_RECORD,
+        NodeRecord::COMP_PORTGUID,
+        &t.to_vec(),
+    );
+    assert_eq!(st, 0);
+    assert_eq!(NodeRecord::decode(&recs[0]).unwrap().lid, 3);
+
+    t.node_desc = NodeRecord::desc_bytes("hostA hfi1_0");
+    let (st, recs, _) = ask(
+        METHOD_GET,
+        ATTR_NODE_RECORD,
+        NodeRecord::COMP_NODEDESC,
+        &t.to_vec(),
+    );
+    assert_eq!((st, NodeRecord::decode(&recs[0]).unwrap().lid), (0, 2));
+    t.node_desc = NodeRecord::desc_bytes("nobody");
+    let (st, _, _) = ask(
+        METHOD_GET,
+        ATTR_NODE_RECORD,
+        NodeRecord::COMP_NODEDESC,
+        &t.to_vec(),
+    );
+    assert_eq!(st, SA_STATUS_NO_RECORDS);
+    t.node_desc = NodeRecord::desc_bytes("sm hfi1_0");
+    let (st, recs, _) = ask(
+        METHOD_GET_TABLE,
+        ATTR_NODE_RECORD,
+        NodeRecord::COMP_NODEDESC,
+        &t.to_vec(),
+    );
+    assert_eq!((st, recs.len()), (0, 1));
+    // Two ports, one name: a Get cannot choose.
+    let mut v = view();
+    v.ports[3].state = 4;
+    t.node_desc = NodeRecord::desc_bytes("hostB hfi1_0");
+    let req = request(
+        METHOD_GET,
+        ATTR_NODE_RECORD,
+        0,
+        NodeRecord::COMP_NODEDESC,
+        &t.to_vec(),
+    );
+    let a = answer(&req, &v).unwrap();
+    assert_eq!(
+        SaMad::decode(&a.mad).unwrap().hdr.status,
+        SA_STATUS_TOO_MANY_RECORDS
+    );
+}
+
+#[test]
+fn port_info_records_show_vnic_capable_ports() {
+    let (st, recs, _) = ask(METHOD_GET_TABLE, ATTR_PORTINFO_RECORD, 0, &[]);
+    assert_eq!(st, 0);
+    let r: Vec<PortInfoRecord> = recs
+        .iter()
+        .map(|r| PortInfoRecord::decode(r).unwrap())
+        .collect();
+    assert_eq!(r.len(), 3);
+    assert_eq!(
+        r.iter()
+            .filter(|r| r.is_eth_on_fabric())
+            .map(|r| r.lid)
+            .collect::<Vec<_>>(),
+        [2, 3]
+    );
+    assert!(r.iter().all(|r| r.sm_lid == 1 && r.port_state == 4));
+
+    let t = PortInfoRecord {
+        lid: 3,
+        ..Default::default()
+    };
+    let mut b = vec![0u8; PortInfoRecord::SIZE];
+    t.encode(&mut b).unwrap();
+    let (st, recs, _) = ask(
+        METHOD_GET,
+        ATTR_PORTINFO_RECORD,
+        PortInfoRecord::COMP_ENDPORTLID,
+        &b,
+    );
+    assert_eq!((st, PortInfoRecord::decode(&recs[0]).unwrap().lid), (0, 3));
+
+    // CapabilityMask with modifier bit 31: the template's bits only.
+    let t = PortInfoRecord {
+        cap_mask: 0x0001_0000,
+        ..Default::default()
+    };
+    t.encode(&mut b).unwrap();
+    let req = request(
+        METHOD_GET_TABLE,
+        ATTR_PORTINFO_RECORD,
+        1 << 31,
+        PortInfoRecord::COMP_CAPABILITYMASK,
+        &b,
+    );
+    let a = answer(&req, &view()).unwrap();
+    assert_eq!(SaMad::decode(&a.mad).unwrap().records().count(), 3);
+}
+
+#[test]
+fn path_records_need_their_ends() {
+    let t = PathRecord {
+        slid: 2,
+        dlid: 3,
+        ..Default::default()
+    };
+    let mut b = vec![0u8; PathRecord::SIZE];
+    t.encode(&mut b).unwrap();
+    let mask = PathRecord::COMP_SLID | PathRecord::COMP_DLID;
+    let (st, recs, _) = ask(METHOD_GET, ATTR_PATH_RECORD, mask, &b);
+    assert_eq!(st, 0);
+    let p = PathRecord::decode(&recs[0]).unwrap();
+    assert_eq!((p.slid, p.dlid, p.pkey, p.mtu), (2, 3, 0xffff, 7));
+    assert_eq!(PathRecord::gid_guid(&p.dgid), 0x0011_7501_0000_0201);
+
+    let (st, recs, _) = ask(
+        METHOD_GET_TABLE,
+        ATTR_PATH_RECORD,
+        PathRecord::COMP_SLID,
+        &b,
+    );
+    assert_eq!((st, recs.len()), (0, 3), "every reachable destination");
+    let (st, _, _) = ask(METHOD_GET, ATTR_PATH_RECORD, PathRecord::COMP_SLID, &b);
+    assert_eq!(st, SA_STATUS_INSUFFICIENT_COMPONENTS);
+    let (st, _, _) = ask(METHOD_GET, ATTR_PATH_RECORD, PathRecord::COMP_DLID, &b);
+    assert_eq!(st, SA_STATUS_INSUFFICIENT_COMPONENTS);
+}
+
+#[test]
+fn what_the_sa_refuses() {
+    let (st, _, a) = ask(METHOD_GET, ATTR_NODE_RECORD, 1 << 40, &[0; 120]);
+    assert_eq!(st, SA_STATUS_REQ_INVALID);
+    assert_eq!(a.summary, "NodeRecord Get: status 0x0200");
+    let (st, _, _) = ask(METHOD_GET_TABLE, 0x0031, 0, &[]);
+    assert_eq!(st, MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB);
+    let (st, _, _) = ask(0x02, ATTR_NODE_RECORD, 0, &[]);
+    assert_eq!(st, MAD_STATUS_UNSUPPORTED_METHOD);
+    // A short template for a mask that needs it.
+    let (st, _, _) = ask(METHOD_GET, ATTR_NODE_RECORD, NodeRecord::COMP_LID, &[0; 8]);
+    assert_eq!(st, SA_STATUS_REQ_INVALID);
+    // Responses are not answered; a MAD of another class version gets BadVersion.
+    let mut resp = request(METHOD_GET, ATTR_NODE_RECORD, 0, 0, &[]);
+    resp[3] = METHOD_GET_RESP;
+    assert_eq!(answer(&resp, &view()), None);
+    let mut ib = request(METHOD_GET, ATTR_NODE_RECORD, 0, 0, &[]);
+    ib[2] = 2;
+    let a = answer(&ib, &view()).unwrap();
+    assert_eq!(&a.mad[4..6], &MAD_STATUS_BAD_VERSION.to_be_bytes());
+    assert_eq!(answer(&[0; 10], &view()), None);
+}

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The fabric as the SA sees it: one entry per port of every device on opasim's switch.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// One port of the fabric.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortView {
+    /// The device (`opasim0`).
+    pub ibdev: String,
+    /// The node's GUID.
+    pub node_guid: u64,
+    /// The node's system image GUID.
+    pub sys_image_guid: u64,
+    /// The node description (`hostA hfi1_0`).
+    pub node_desc: String,
+    /// Ports of the node.
+    pub num_ports: u8,
+    /// The port's number on its node.
+    pub port_num: u8,
+    /// The port's GUID.
+    pub port_guid: u64,
+    /// The port's LID (0: none).
+    pub lid: u32,
+    /// PortState (4: Active).
+    pub state: u8,
+    /// CapabilityMask.
+    pub cap_mask: u32,
+    /// CapabilityMask3.
+    pub cap_mask3: u16,
+}
+
+impl PortView {
+    /// Whether the SA knows the port: only ports the SM brought up (Active, with a LID) have
+    /// records.
+    pub fn is_up(&self) -> bool {
+        self.state == 4 && self.lid != 0
+    }
+}
+
+/// The fabric at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FabricView {
+    /// Every port, in device and port order.
+    pub ports: Vec<PortView>,
+    /// The SM's LID, which every port reports.
+    pub sm_lid: u32,
+}
+
+impl FabricView {
+    /// The port whose LID is `lid`, if it is up.
+    pub fn by_lid(&self, lid: u32) -> Option<&PortView> {
+        self.ports.iter().find(|p| p.is_up() && p.lid == lid)
+    }
+
+    /// The port whose GUID is `guid`, if it is up.
+    pub fn by_guid(&self, guid: u64) -> Option<&PortView> {
+        self.ports.iter().find(|p| p.is_up() && p.port_guid == guid)
+    }
+}
+
+/// Parses a sysfs GUID (`0011:7501:0000:0100`).
+pub fn parse_guid(s: &str) -> Option<u64> {
+    let hex: String = s.trim().split(':').collect();
+    if hex.len() != 16 {
+        return None;
+    }
+    u64::from_str_radix(&hex, 16).ok()
+}
+
+/// Parses a number written by the kernel: `0x` hexadecimal or decimal, maybe followed by a
+/// `:` and a name (`4: ACTIVE`).
+pub fn parse_num(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let s = s.split(':').next().unwrap_or(s).trim();
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// Where the kernel's view of the fabric is read: `root` is `/` on a host, a directory of
+/// the same layout in tests.
+#[derive(Debug, Clone)]
+pub struct Source {
+    root: PathBuf,
+}
+
+impl Source {
+    /// A source under `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Source { root: root.into() }
+    }
+
+    fn debugfs(&self) -> PathBuf {
+        self.root.join("sys/kernel/debug/opasim")
+    }
+
+    fn read(&self, p: &Path) -> io::Result<String> {
+        fs::read_to_string(p).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
+    }
+
+    /// The devices on opasim's switch, from its `devices` file (`opasim0 index 0 lids 1`).
+    pub fn devices(&self) -> io::Result<Vec<String>> {
+        let list = self.read(&self.debugfs().join("devices"))?;
+        Ok(list
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// Makes port `port` of `ibdev` the SM's (opasim's `sm` file), or none.
+    pub fn claim_sm(&self, sm: Option<(&str, u8)>) -> io::Result<()> {
+        let v = sm.map_or_else(|| "none".to_owned(), |(d, p)| format!("{d} {p}"));
+        let p = self.debugfs().join("sm");
+        fs::write(&p, v).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
+    }
+
+    /// Reads the whole fabric now. A device that goes away while it is read is left out.
+    pub fn snapshot(&self) -> io::Result<FabricView> {
+        let mut view = FabricView::default();
+        for dev in self.devices()? {
+            let d = self.root.join("sys/class/infiniband").join(&dev);
+            let Ok(node_guid) = self.read(&d.join("node_guid")) else {
+                continue;
+            };
+            let node_guid = parse_guid(&node_guid).unwrap_or(0);
+            let sys_image_guid = self
+                .read(&d.join("sys_image_guid"))
+                .ok()
+                .and_then(|s| parse_guid(&s))
+                .unwrap_or(node_guid);
+            let node_desc = self
+                .read(&d.join("node_desc"))
+                .map(|s| s.trim_end_matches(['\n', '\0']).to_owned())
+                .unwrap_or_default();
+            let mut nums: Vec<u8> = fs::read_dir(d.join("ports"))
+                .map(|rd| {
+                    rd.flatten()
+                        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            nums.sort_unstable();
+            let num_ports = u8::try_from(nums.len()).unwrap_or(u8::MAX);
+            for num in nums {
+                let p = d.join("ports").join(num.to_string());
+                let get = |f: &str| self.read(&p.join(f)).ok().and_then(|s| parse_num(&s));
+                let caps = self
+                    .read(
+                        &self
+                            .debugfs()
+                            .join(&dev)
+                            .join(format!("port{num}/capabilities")),
+                    )
+                    .unwrap_or_default();
+                let cap = |key: &str| {
+                    caps.lines()
+                        .find_map(|l| l.strip_prefix(key))
+                        .and_then(parse_num)
+                        .unwrap_or(0)
+                };
+                let port_guid = self
+                    .read(&p.join("gids/0"))
+                    .ok()
+                    .and_then(|g| {
+                        parse_guid(&g.trim().split(':').skip(4).collect::<Vec<_>>().join(":"))
+                    })
+                    .unwrap_or(0);
+                view.ports.push(PortView {
+                    ibdev: dev.clone(),
+                    node_guid,
+                    sys_image_guid,
+                    node_desc: node_desc.clone(),
+                    num_ports,
+                    port_num: num,
+                    port_guid,
+                    lid: get("lid").and_then(|v| u32::try_from(v).ok()).unwrap_or(0),
+                    state: get("state").and_then(|v| u8::try_from(v).ok()).unwrap_or(0),
+                    cap_mask: u32::try_from(cap("cap_mask ")).unwrap_or(0),
+                    cap_mask3: u16::try_from(cap("cap_mask3 ")).unwrap_or(0),
+                });
+                if view.sm_lid == 0 {
+                    view.sm_lid = get("sm_lid")
+                        .and_then(|v| u32::try_from(v).ok())
+                        .unwrap_or(0);
+                }
+            }
+        }
+        Ok(view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysfs_formats() {
+        assert_eq!(
+            parse_guid("0011:7501:0000:0100\n"),
+            Some(0x0011_7501_0000_0100)
+        );
+        assert_eq!(parse_guid("0011:7501:0000"), None);
+        assert_eq!(parse_num("4: ACTIVE\n"), Some(4));
+        assert_eq!(parse_num("0x1f"), Some(0x1f));
+        assert_eq!(parse_num("zz"), None);
+    }
+
+    #[test]
+    fn snapshot_of_a_fake_root() {
+        let root = std::env::temp_dir().join(format!("opasim-sa-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let dbg = root.join("sys/kernel/debug/opasim");
+        fs::create_dir_all(dbg.join("opasim0/port1")).unwrap();
+        fs::write(
+            dbg.join("devices"),
+            "opasim0 index 0 lids 2\ngone index 1 lids 3\n",
+        )
+        .unwrap();
+        fs::write(
+            dbg.join("opasim0/port1/capabilities"),
+            "cap_mask 0x00010000\ncap_mask3 0x2000\n",
+        )
+        .unwrap();
+        let d = root.join("sys/class/infiniband/opasim0");
+        fs::create_dir_all(d.join("ports/1/gids")).unwrap();
+        fs::write(d.join("node_guid"), "0011:7501:0000:0000\n").unwrap();
+        fs::write(d.join("node_desc"), "hostA hfi1_0\n").unwrap();
+        let p = d.join("ports/1");
+        fs::write(p.join("lid"), "0x2\n").unwrap();
+        fs::write(p.join("sm_lid"), "0x2\n").unwrap();
+        fs::write(p.join("state"), "4: ACTIVE\n").unwrap();
+        fs::write(
+            p.join("gids/0"),
+            "fe80:0000:0000:0000:0011:7501:0000:0001\n",
+        )
+        .unwrap();
+        let v = Source::new(&root).snapshot().unwrap();
+        assert_eq!(v.sm_lid, 2);
+        assert_eq!(
+            v.ports,
+            [PortView {
+                ibdev: "opasim0".into(),
+                node_guid: 0x0011_7501_0000_0000,
+                sys_image_guid: 0x0011_7501_0000_0000,
+                node_desc: "hostA hfi1_0".into(),
+                num_ports: 1,
+                port_num: 1,
+                port_guid: 0x0011_7501_0000_0001,
+                lid: 2,
+                state: 4,
+                cap_mask: 0x10000,
+                cap_mask3: 0x2000,
+            }]
+        );
+        assert!(v.by_guid(0x0011_7501_0000_0001).is_some());
+        assert!(v.by_lid(3).is_none());
+        let _ = fs::remove_dir_all(&root);
+    }
+}
