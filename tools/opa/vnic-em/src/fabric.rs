@@ -92,4 +92,20 @@ pub trait Fabric {
 
     /// A name for the EM's port, for messages ("hfi1_0 port 1").
     fn describe(&self) -> String;
+
+    /// Sends the Subnet Administration request `mad` to the subnet manager (the SMLID of the
+    /// EM's port, read at each call: the SM may move) and waits up to `timeout` for the
+    /// answer with its TID, a GetTableResp reassembled from its RMPP segments. `Ok(None)`:
+    /// no answer in time. Other MADs arriving meanwhile (traps) are kept for [`Fabric::recv`].
+    fn sa_request(
+        &mut self,
+        mad: &[u8],
+        timeout: Duration,
+    ) -> Result<Option<Vec<u8>>, FabricError> {
+        let _ = (mad, timeout);
+        Err(FabricError::Device(format!(
+            "{}: no path to a subnet administrator",
+            self.describe()
+        )))
+    }
 }

@@ -176,6 +176,31 @@ pub struct FakeFabric {
     /// How big the answers are.
     pub answer_size: AnswerSize,
     hi_tid: u32,
+    /// The subnet administrator: answers an SA request MAD, or `None` to lose it (a timeout).
+    /// Without one, SA requests fail as on a port with no SM.
+    pub sa: Option<SaHook>,
+    /// SA requests sent.
+    pub sa_requests: u32,
+}
+
+/// An SA of the fake fabric (the host tests plug opasim's own in); clones share it.
+#[derive(Clone)]
+pub struct SaHook(std::rc::Rc<std::cell::RefCell<SaFn>>);
+
+/// What an [`SaHook`] runs: the answer to an SA request, `None` to lose it.
+pub type SaFn = dyn FnMut(&[u8]) -> Option<Vec<u8>>;
+
+impl SaHook {
+    /// An SA answering with `f`.
+    pub fn new(f: impl FnMut(&[u8]) -> Option<Vec<u8>> + 'static) -> Self {
+        SaHook(std::rc::Rc::new(std::cell::RefCell::new(f)))
+    }
+}
+
+impl std::fmt::Debug for SaHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SaHook")
+    }
 }
 
 impl FakeFabric {
@@ -190,6 +215,16 @@ impl FakeFabric {
             traps_lost: 0,
             answer_size: AnswerSize::Full,
             hi_tid: 0x0000_0007,
+            sa: None,
+            sa_requests: 0,
+        }
+    }
+
+    /// Moves the node port at LID `from` to LID `to`, its VEMA state with it, as the SM does
+    /// when it reassigns a LID.
+    pub fn move_node(&mut self, from: u16, to: u16) {
+        if let Some(a) = self.agents.remove(&from) {
+            self.agents.insert(to, a);
         }
     }
 
@@ -504,6 +539,20 @@ fn get_mac_entries(v: &FakeVport, req: &MacTableHdr, out: &mut [u8]) -> Result<u
 }
 
 impl Fabric for FakeFabric {
+    fn sa_request(
+        &mut self,
+        mad: &[u8],
+        _timeout: Duration,
+    ) -> Result<Option<Vec<u8>>, FabricError> {
+        self.sa_requests = self.sa_requests.saturating_add(1);
+        match self.sa.as_mut() {
+            Some(sa) => Ok((sa.0.borrow_mut())(mad)),
+            None => Err(FabricError::Device(
+                "fake port: no subnet manager (SMLID 0)".into(),
+            )),
+        }
+    }
+
     fn send(&mut self, dest: &Dest, mad: &[u8], _timeout: Duration) -> Result<(), FabricError> {
         // ib_umad_write() refuses a vendor MAD shorter than its header.
         if mad.len() > OPA_MGMT_MAD_SIZE || mad.len() < DATA_OFFSET {

@@ -25,6 +25,7 @@ pub mod mac;
 pub mod mad;
 pub mod plan;
 pub mod repair;
+pub mod sa;
 pub mod umad;
 pub mod view;
 pub mod watch;
