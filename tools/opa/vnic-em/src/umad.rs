@@ -15,14 +15,16 @@
 //! Port discovery and selection are `opa_umad`'s, re-exported here with
 //! their errors as [`FabricError::Device`].
 
-use std::path::Path;
-use std::time::Duration;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use opa_umad::{AgentId, Device, RecvError, Registration, SendError, SendHdr};
 use opa_wire::mad::{
     IB_MGMT_MAD_HDR, IB_MGMT_VENDOR_HDR, INTEL_OUI, METHOD_TRAP, OPA_EMA_CLASS_VERSION,
     OPA_MGMT_CLASS_INTEL_EMA, OPA_MGMT_MAD_SIZE,
 };
+use opa_wire::sa::{RMPP_VERSION, SA_CLASS, SA_CLASS_VERSION};
 
 pub use opa_umad::{
     mgmt_pkey_index, parse_sysfs_lid, PortSelect, RecvHdr, UmadPort, UMAD_ABI_VERSION,
@@ -93,7 +95,19 @@ pub struct Umad {
     dev: Device,
     agent: AgentId,
     port: UmadPort,
+    /// The port's sysfs directory: its LID and SMLID are read again at each use, since the SM
+    /// may change them while the EM runs.
+    sysfs: PathBuf,
+    /// The Subnet Administration agent, registered at the first SA request.
+    sa_agent: Option<AgentId>,
+    /// MADs of the EMA agent read while an SA answer was awaited.
+    pending: VecDeque<Event>,
+    /// The low halves of the TIDs of SA requests sent.
+    sa_tid: u32,
 }
+
+/// How long past its timeout an SA request waits for the MAD layer's timeout report.
+const SA_GRACE: Duration = Duration::from_millis(500);
 
 impl Umad {
     /// Opens the selected port's umad device under `root` and registers
@@ -126,7 +140,45 @@ impl Umad {
                 port.port
             ))
         })?;
-        Ok(Umad { dev, agent, port })
+        let sysfs = root
+            .join("sys/class/infiniband")
+            .join(&port.ibdev)
+            .join("ports")
+            .join(port.port.to_string());
+        Ok(Umad {
+            dev,
+            agent,
+            port,
+            sysfs,
+            sa_agent: None,
+            pending: VecDeque::new(),
+            sa_tid: std::process::id().wrapping_mul(0x0004_0003),
+        })
+    }
+
+    /// A LID of the port from sysfs (`lid`, `sm_lid`), or `fallback` when it cannot be read.
+    fn sysfs_lid(&self, name: &str, fallback: u16) -> u16 {
+        std::fs::read_to_string(self.sysfs.join(name))
+            .ok()
+            .and_then(|s| parse_sysfs_lid(s.trim()))
+            .unwrap_or(fallback)
+    }
+
+    /// The SA agent, registered now if it is not yet: class 0x03, OPA class version, RMPP by
+    /// the MAD layer (a GetTableResp comes reassembled), no method (it only asks).
+    fn sa_agent(&mut self) -> Result<AgentId, FabricError> {
+        if let Some(a) = self.sa_agent {
+            return Ok(a);
+        }
+        let reg = Registration::class(SA_CLASS, SA_CLASS_VERSION).with_rmpp(RMPP_VERSION);
+        let a = self.dev.register(&reg).map_err(|e| {
+            FabricError::Device(format!(
+                "cannot register an SA agent on {}: {e}",
+                self.port.dev_path.display()
+            ))
+        })?;
+        self.sa_agent = Some(a);
+        Ok(a)
     }
 
     /// The port in use.
@@ -167,6 +219,9 @@ impl Fabric for Umad {
     }
 
     fn recv(&mut self, timeout: Duration) -> Result<Option<Event>, FabricError> {
+        if let Some(ev) = self.pending.pop_front() {
+            return Ok(Some(ev));
+        }
         let deadline = std::time::Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -194,14 +249,89 @@ impl Fabric for Umad {
     }
 
     fn local_lid(&self) -> u16 {
-        self.port.lid
+        // Read again: the SM may have given the EM's port a new LID.
+        self.sysfs_lid("lid", self.port.lid)
     }
 
     fn describe(&self) -> String {
         format!(
             "{} port {} ({}, LID {:#06x})",
-            self.port.ibdev, self.port.port, self.port.name, self.port.lid
+            self.port.ibdev,
+            self.port.port,
+            self.port.name,
+            self.local_lid()
         )
+    }
+
+    fn sa_request(
+        &mut self,
+        mad: &[u8],
+        timeout: Duration,
+    ) -> Result<Option<Vec<u8>>, FabricError> {
+        let sm_lid = self.sysfs_lid("sm_lid", 0);
+        if sm_lid == 0 {
+            return Err(FabricError::Device(format!(
+                "{} port {}: SMLID 0, no subnet manager to ask (is the SM running?)",
+                self.port.ibdev, self.port.port
+            )));
+        }
+        let agent = self.sa_agent()?;
+        // The MAD layer keeps the request's TID but its high half, which routes the answer.
+        self.sa_tid = self.sa_tid.wrapping_add(1);
+        let tid = self.sa_tid;
+        let mut req = mad.to_vec();
+        if let Some(t) = req.get_mut(12..16) {
+            t.copy_from_slice(&tid.to_be_bytes());
+        }
+        let timeout_ms = u32::try_from(timeout.as_millis())
+            .unwrap_or(u32::MAX)
+            .max(1);
+        let hdr = SendHdr {
+            timeout_ms,
+            ..SendHdr::gsi(agent, sm_lid, self.port.mgmt_pkey_index)
+        };
+        self.dev.send(&hdr, &req).map_err(|e| {
+            FabricError::Io(format!(
+                "SA request to LID {sm_lid:#06x} from {}: {e}",
+                self.port.dev_path.display()
+            ))
+        })?;
+        let deadline = Instant::now() + timeout + SA_GRACE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            let r = match self.dev.recv(left) {
+                Ok(Some(r)) => r,
+                Ok(None) => return Ok(None),
+                Err(e) => {
+                    return Err(FabricError::Io(format!(
+                        "read from {}: {e}",
+                        self.port.dev_path.display()
+                    )))
+                }
+            };
+            if r.agent != agent {
+                // A trap or a late VEMA answer: the EMA side reads it later.
+                if let Some(ev) = event(r.status, r.lid, &r.mad) {
+                    self.pending.push_back(ev);
+                }
+                continue;
+            }
+            if (r.tid() & 0xffff_ffff) as u32 != tid {
+                continue; // the answer to an earlier attempt
+            }
+            if r.timed_out() {
+                return Ok(None);
+            }
+            let mut rsp = r.mad;
+            // Give the caller back the TID it chose.
+            if let (Some(d), Some(s)) = (rsp.get_mut(12..16), mad.get(12..16)) {
+                d.copy_from_slice(s);
+            }
+            return Ok(Some(rsp));
+        }
     }
 }
 
