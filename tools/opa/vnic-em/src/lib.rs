@@ -16,7 +16,7 @@
 #![warn(missing_docs, rust_2018_idioms)]
 
 pub mod client;
-pub mod cmd;
+pub mod commands;
 pub mod config;
 pub mod docs;
 pub mod fabric;
@@ -27,4 +27,3 @@ pub mod plan;
 pub mod repair;
 pub mod umad;
 pub mod view;
-pub mod watch;

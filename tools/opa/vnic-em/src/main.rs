@@ -18,7 +18,8 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::flag;
 
 use vnic_em::client::{Client, Policy};
-use vnic_em::cmd::{
+use vnic_em::commands::watch::{self, WatchOpts};
+use vnic_em::commands::{
     self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts, TrapOpts, EXIT_DEVICE, EXIT_OK,
     EXIT_USAGE,
 };
@@ -29,7 +30,6 @@ use vnic_em::docs;
 use vnic_em::mac::Mac;
 use vnic_em::mad::MadSize;
 use vnic_em::umad::{PortSelect, Umad};
-use vnic_em::watch::{self, WatchOpts};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -526,7 +526,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 full_tables,
                 json,
             };
-            cmd::apply(&mut client, &cfg, opts, io)
+            commands::apply(&mut client, &cfg, opts, io)
         }
         Command::Show {
             sel,
@@ -543,7 +543,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 scan: sel.scan,
             };
             let mut client = open(g, io.err, false)?;
-            cmd::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
+            commands::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
         }
         Command::Counters { sel, json } => {
             let cfg = match &sel.config {
@@ -556,7 +556,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 scan: sel.scan,
             };
             let mut client = open(g, io.err, false)?;
-            cmd::counters(&mut client, cfg.as_ref(), &s, json, io)
+            commands::counters(&mut client, cfg.as_ref(), &s, json, io)
         }
         Command::Traps {
             mut arm,
@@ -591,7 +591,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 timeout,
                 json,
             };
-            cmd::traps(&mut client, &opts, io)
+            commands::traps(&mut client, &opts, io)
         }
         Command::Watch {
             config,
@@ -643,7 +643,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 return Err(EXIT_USAGE);
             }
             let mut client = open(g, io.err, false)?;
-            cmd::set(&mut client, &opts, io)
+            commands::set(&mut client, &opts, io)
         }
         Command::Raw {
             lid,
@@ -662,7 +662,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 len,
             };
             let mut client = open(g, io.err, false)?;
-            cmd::raw(&mut client, &req, io)
+            commands::raw(&mut client, &req, io)
         }
     })
 }

@@ -16,7 +16,7 @@ use opa_wire::mad::{
 };
 use opa_wire::vema_info::{VeswPortInfo, ETH_LINK_UP, STATE_DROP_ALL, STATE_FORWARDING};
 use vnic_em::client::{Client, EmError};
-use vnic_em::cmd::{
+use vnic_em::commands::{
     self, ApplyOpts, EntryArg, RawReq, Select, SetOpts, TrapOpts, EXIT_DIFFERS, EXIT_FABRIC,
     EXIT_OK, EXIT_PARTIAL, EXIT_USAGE,
 };
@@ -86,7 +86,7 @@ fn cfg(src: &str) -> Config {
 }
 
 fn apply(c: &mut Client<FakeFabric>, cfg: &Config, opts: ApplyOpts) -> Out {
-    capture(|io| cmd::apply(c, cfg, opts, io))
+    capture(|io| commands::apply(c, cfg, opts, io))
 }
 
 fn applied(c: &mut Client<FakeFabric>) {
@@ -409,7 +409,7 @@ fn show_json(
     cfg: Option<&Config>,
     sel: &Select,
 ) -> (u8, serde_json::Value, String) {
-    let r = capture(|io| cmd::show(c, cfg, sel, true, true, io));
+    let r = capture(|io| commands::show(c, cfg, sel, true, true, io));
     let j = serde_json::from_str(&r.out).unwrap_or(serde_json::Value::Null);
     (r.code, j, r.err)
 }
@@ -458,7 +458,8 @@ fn show_matches_the_config_field_by_field() {
         assert_eq!(v["iface_ucast_macs"], serde_json::json!([]));
     }
     // The text form names the same things.
-    let r = capture(|io| cmd::show(&mut c, Some(&config), &Select::default(), false, false, io));
+    let r =
+        capture(|io| commands::show(&mut c, Some(&config), &Select::default(), false, false, io));
     assert!(r.out.contains("LID 0x0003 vport 1"), "{}", r.out);
     assert!(r.out.contains("pkey                  0x8020"), "{}", r.out);
     assert!(
@@ -497,7 +498,7 @@ fn show_scans_and_filters() {
     assert_eq!(code, EXIT_OK);
     assert_eq!(j[0]["exists"], false);
     // Neither config nor LID: usage error.
-    let r = capture(|io| cmd::show(&mut c, None, &Select::default(), false, true, io));
+    let r = capture(|io| commands::show(&mut c, None, &Select::default(), false, true, io));
     assert_eq!(r.code, EXIT_USAGE);
     // Filter a config by LID.
     let config = cfg(FABRIC);
@@ -536,14 +537,14 @@ fn counters_report_the_agent_values() {
         vports: vec![0],
         scan: 0,
     };
-    let r = capture(|io| cmd::counters(&mut c, None, &sel, true, io));
+    let r = capture(|io| commands::counters(&mut c, None, &sel, true, io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     let j: serde_json::Value = serde_json::from_str(&r.out).unwrap();
     assert_eq!(j[0]["summary"]["tx_packets"], 42);
     assert_eq!(j[0]["summary"]["rx_bytes"], 4096);
     assert_eq!(j[0]["summary"]["vesw_id"], 10);
     assert_eq!(j[0]["errors"]["tx_dlid_zero"], 7);
-    let r = capture(|io| cmd::counters(&mut c, None, &sel, false, io));
+    let r = capture(|io| commands::counters(&mut c, None, &sel, false, io));
     assert!(
         r.out.contains("LID 0x0002 vport 0 (vesw 10, OPA port 1)"),
         "{}",
@@ -556,7 +557,7 @@ fn counters_report_the_agent_values() {
         vports: vec![9],
         scan: 0,
     };
-    let r = capture(|io| cmd::counters(&mut c, None, &sel, false, io));
+    let r = capture(|io| commands::counters(&mut c, None, &sel, false, io));
     assert_eq!(r.code, EXIT_FABRIC);
     assert!(
         r.err
@@ -580,7 +581,7 @@ fn mac_change_trap_arrives_after_apply() {
         json: true,
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     let t: serde_json::Value = serde_json::from_str(r.out.trim()).unwrap();
     assert_eq!(t["event"], "ucast-mac-change");
@@ -614,7 +615,7 @@ fn mac_change_trap_arrives_after_apply() {
         timeout: Some(Duration::from_millis(100)),
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     let lines: Vec<&str> = r.out.lines().collect();
     assert!(lines[0].starts_with("listening for traps at fake fabric LID 0x0001"));
@@ -661,7 +662,7 @@ fn traps_need_the_trap_lid() {
         timeout: Some(Duration::from_millis(20)),
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
     assert_eq!(r.code, EXIT_FABRIC);
     assert!(
         r.err.contains("timed out waiting for traps: got 0 of 1"),
@@ -676,11 +677,11 @@ fn traps_need_the_trap_lid() {
         ..Default::default()
     };
     c.fabric_mut().faults.trap_before_next = None;
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
     assert_eq!(r.code, EXIT_FABRIC);
     assert_eq!(c.fabric().agents[&2].class_port_info.trap_lid, 1);
     c.fabric_mut().ip_link_set_up(2, 0, false);
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     assert!(r.out.contains("link-status-change"), "{}", r.out);
     // A timeout with no count is a normal end.
@@ -688,7 +689,7 @@ fn traps_need_the_trap_lid() {
         timeout: Some(Duration::from_millis(5)),
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
     assert_eq!(r.code, EXIT_OK);
 }
 
@@ -704,7 +705,7 @@ fn trap_in_the_middle_of_a_transaction_is_kept() {
         json: true,
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     assert!(r.out.contains("\"src_lid\":3"), "{}", r.out);
 }
@@ -721,7 +722,7 @@ fn set_one_off_changes() {
         enabled: Some(false),
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
+    let r = capture(|io| commands::set(&mut c, &o, io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     assert!(r.out.contains("eth_mtu 9000 -> 1500"), "{}", r.out);
     assert!(
@@ -732,7 +733,7 @@ fn set_one_off_changes() {
     assert_eq!(sets(&c), before + 1);
     assert_eq!(c.fabric().vport(2, 0).unwrap().info.vesw.eth_mtu, 1500);
     // The same again sends nothing.
-    let r = capture(|io| cmd::set(&mut c, &o, io));
+    let r = capture(|io| commands::set(&mut c, &o, io));
     assert!(r.out.contains("vesw port info unchanged"), "{}", r.out);
     assert_eq!(sets(&c), before + 1);
 
@@ -759,7 +760,7 @@ fn set_one_off_changes() {
         ..Default::default()
     };
     let old_digest = c.fabric().vport(2, 0).unwrap().info.vport.mac_tbl_digest;
-    let r = capture(|io| cmd::set(&mut c, &o, io));
+    let r = capture(|io| commands::set(&mut c, &o, io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     let v = c.fabric().vport(2, 0).unwrap();
     let idx: Vec<u16> = v.mac_table.keys().copied().collect();
@@ -796,7 +797,7 @@ fn set_trap_delete_and_usage() {
         trap_sl: Some(2),
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
+    let r = capture(|io| commands::set(&mut c, &o, io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     assert!(
         r.out.contains("LID 0x0003: trap LID 0x44 SL 2"),
@@ -812,7 +813,7 @@ fn set_trap_delete_and_usage() {
         delete: true,
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
+    let r = capture(|io| commands::set(&mut c, &o, io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     let v = c.fabric().vport(3, 1).unwrap();
     assert_eq!(v.info.vesw.vesw_id, 0);
@@ -824,7 +825,7 @@ fn set_trap_delete_and_usage() {
     assert_eq!(c.fabric().agents[&3].class_port_info.trap_lid, 1);
 
     let r = capture(|io| {
-        cmd::set(
+        commands::set(
             &mut c,
             &SetOpts {
                 lid: 3,
@@ -839,7 +840,7 @@ fn set_trap_delete_and_usage() {
         eth_mtu: Some(2000),
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
+    let r = capture(|io| commands::set(&mut c, &o, io));
     assert_eq!(r.code, EXIT_USAGE);
     assert!(r.err.contains("--vport is needed"), "{}", r.err);
     // Deleting a vport that does not exist: the agent's status.
@@ -849,7 +850,7 @@ fn set_trap_delete_and_usage() {
         delete: true,
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
+    let r = capture(|io| commands::set(&mut c, &o, io));
     assert_eq!(r.code, EXIT_FABRIC);
     assert!(
         r.err
@@ -969,16 +970,16 @@ fn raw_prints_status_and_data() {
         ..RawReq::default()
     };
     // Get ClassPortInfo: status 0, base and class version 0x80, cap_mask 0xff01, resp time 18.
-    let r = capture(|io| cmd::raw(&mut c, &raw(0x0001, 0, &[]), io));
+    let r = capture(|io| commands::raw(&mut c, &raw(0x0001, 0, &[]), io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     assert_eq!(r.out, "status 0x0000\ndata 8080ff0100000012\n");
     // MAC entries of a vport that does not exist: the agent's status, no data.
-    let r = capture(|io| cmd::raw(&mut c, &raw(0x0012, 9, &[0; 8]), io));
+    let r = capture(|io| commands::raw(&mut c, &raw(0x0012, 9, &[0; 8]), io));
     assert_eq!(r.code, EXIT_OK, "{}", r.err);
     assert_eq!(r.out, "status 0x001c\ndata \n");
     // No such node: a fabric error.
     let r = capture(|io| {
-        cmd::raw(
+        commands::raw(
             &mut c,
             &RawReq {
                 lid: 9,

@@ -14,10 +14,10 @@ use common::{capture, sets, Out};
 
 use opa_wire::mad::METHOD_SET;
 use vnic_em::client::Client;
-use vnic_em::cmd::{self, ApplyOpts, EXIT_OK};
+use vnic_em::commands::watch::{self, Cause, Checked, WatchOpts, Watcher};
+use vnic_em::commands::{self, ApplyOpts, EXIT_OK};
 use vnic_em::config::{parse, Config};
 use vnic_em::fake::FakeFabric;
-use vnic_em::watch::{self, Cause, Checked, WatchOpts, Watcher};
 
 const FABRIC: &str = r#"
 [[vesw]]
@@ -62,7 +62,7 @@ fn cfg() -> Config {
 
 fn configured() -> Client<FakeFabric> {
     let mut c = client();
-    let r = capture(|io| cmd::apply(&mut c, &cfg(), ApplyOpts::default(), io));
+    let r = capture(|io| commands::apply(&mut c, &cfg(), ApplyOpts::default(), io));
     assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
     c
 }
@@ -73,7 +73,7 @@ fn assert_matches(c: &mut Client<FakeFabric>) {
         check: true,
         ..ApplyOpts::default()
     };
-    let r = capture(|io| cmd::apply(c, &cfg(), opts, io));
+    let r = capture(|io| commands::apply(c, &cfg(), opts, io));
     assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
 }
 

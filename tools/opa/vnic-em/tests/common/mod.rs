@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use opa_wire::mad::METHOD_SET;
 use vnic_em::client::{Client, Policy};
-use vnic_em::cmd::Io;
+use vnic_em::commands::Io;
 use vnic_em::fake::FakeFabric;
 
 /// The fake fabric of the tests: the EM's port at `em_lid`, and one VEMA agent on each of

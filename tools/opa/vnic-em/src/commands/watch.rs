@@ -20,11 +20,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::client::{Client, EmError};
-use crate::cmd::{config_lids, make_plan_lids, send_steps, Io, EXIT_DEVICE, EXIT_OK};
 use crate::config::Config;
 use crate::fabric::Fabric;
+use crate::plan::{config_lids, make_plan_lids, send_steps};
 use crate::repair::repairs;
-use crate::view::{trap_text, trap_view};
+use crate::view::trap::{trap_text, trap_view};
+
+use super::{Io, EXIT_DEVICE, EXIT_OK};
 
 /// The longest a wait for traps lasts before the stop flag is looked at
 /// again: a signal does not cut a umad wait short.

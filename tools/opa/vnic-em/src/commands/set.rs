@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `vnic-em set`: one-off changes to one vport or node port.
+
+use std::collections::BTreeMap;
+
+use opa_wire::vema_info::{VeswPortInfo, STATE_DROP_ALL, STATE_FORWARDING};
+use opa_wire::vema_mac::{MacTableEntry, DLID_SD_SRC_MAC};
+
+use crate::client::{Client, EmError};
+use crate::fabric::Fabric;
+use crate::mac::Mac;
+use crate::plan::diff::{class_port_info_update, info_changes, table_digest, table_sets};
+use crate::view::vport_text;
+
+use super::{exit_for, read_vport, report_err, Io, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE};
+
+/// One MAC table entry to write with `set`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryArg {
+    /// Slot.
+    pub index: u16,
+    /// Address; zero clears the slot.
+    pub mac: Mac,
+    /// DLID.
+    pub dlid: u32,
+    /// Source MAC entry.
+    pub source: bool,
+}
+
+/// What `set` changes; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct SetOpts {
+    /// Node port.
+    pub lid: u16,
+    /// Virtual port (needed for all but the trap settings).
+    pub vport: Option<u8>,
+    /// New trap LID.
+    pub trap_lid: Option<u16>,
+    /// New trap SL.
+    pub trap_sl: Option<u8>,
+    /// Reset the vport to power-on defaults.
+    pub delete: bool,
+    /// Vesw id.
+    pub vesw: Option<u16>,
+    /// Fabric id.
+    pub fabric_id: Option<u16>,
+    /// P_Key.
+    pub pkey: Option<u16>,
+    /// Ethernet MTU.
+    pub eth_mtu: Option<u16>,
+    /// Unknown unicast DLIDs.
+    pub unknown_ucast_dlids: Option<Vec<u32>>,
+    /// Default ports.
+    pub default_ports: Option<Vec<u8>>,
+    /// Unknown multicast DLID.
+    pub unknown_mcast_dlid: Option<u32>,
+    /// Routing control word.
+    pub rc: Option<u32>,
+    /// Port number on the vesw.
+    pub port_num: Option<u32>,
+    /// Base MAC.
+    pub mac: Option<Mac>,
+    /// Forwarding or drop-all.
+    pub enabled: Option<bool>,
+    /// Encap SLID.
+    pub encap_slid: Option<u32>,
+    /// MAC table entries to write.
+    pub entries: Vec<EntryArg>,
+    /// Print JSON.
+    pub json: bool,
+}
+
+impl SetOpts {
+    fn touches_info(&self) -> bool {
+        self.vesw.is_some()
+            || self.fabric_id.is_some()
+            || self.pkey.is_some()
+            || self.eth_mtu.is_some()
+            || self.unknown_ucast_dlids.is_some()
+            || self.default_ports.is_some()
+            || self.unknown_mcast_dlid.is_some()
+            || self.rc.is_some()
+            || self.port_num.is_some()
+            || self.mac.is_some()
+            || self.enabled.is_some()
+            || self.encap_slid.is_some()
+    }
+
+    fn apply_to(&self, i: &mut VeswPortInfo) {
+        if let Some(x) = self.vesw {
+            i.vesw.vesw_id = x;
+        }
+        if let Some(x) = self.fabric_id {
+            i.vesw.fabric_id = x;
+        }
+        if let Some(x) = self.pkey {
+            i.vesw.pkey = x;
+        }
+        if let Some(x) = self.eth_mtu {
+            i.vesw.eth_mtu = x;
+        }
+        if let Some(l) = &self.unknown_ucast_dlids {
+            i.vesw.u_ucast_dlid = [0; 16];
+            for (slot, d) in i.vesw.u_ucast_dlid.iter_mut().zip(l) {
+                *slot = *d;
+            }
+        }
+        if let Some(p) = &self.default_ports {
+            i.vesw.def_port_mask = p.iter().fold(0u16, |m, &x| {
+                m | 1u16.checked_shl(u32::from(x)).unwrap_or(0)
+            });
+        }
+        if let Some(x) = self.unknown_mcast_dlid {
+            i.vesw.u_mcast_dlid = x;
+        }
+        if let Some(x) = self.rc {
+            i.vesw.rc = x;
+        }
+        if let Some(x) = self.port_num {
+            i.vport.port_num = x;
+        }
+        if let Some(m) = self.mac {
+            i.vport.base_mac_addr = m.0;
+        }
+        if let Some(e) = self.enabled {
+            i.vport.config_state = if e { STATE_FORWARDING } else { STATE_DROP_ALL };
+        }
+        if let Some(x) = self.encap_slid {
+            i.vport.encap_slid = x;
+        }
+    }
+}
+
+fn set_inner<F: Fabric>(
+    client: &mut Client<F>,
+    o: &SetOpts,
+    io: &mut Io<'_>,
+) -> Result<(), EmError> {
+    let lid = o.lid;
+    if o.trap_lid.is_some() || o.trap_sl.is_some() {
+        let cpi = client.get_class_port_info(lid)?;
+        let tl = o
+            .trap_lid
+            .unwrap_or_else(|| u16::try_from(cpi.trap_lid).unwrap_or(0));
+        let sl = o.trap_sl.unwrap_or_else(|| cpi.trap_sl());
+        match class_port_info_update(&cpi, tl, sl) {
+            Some(n) => {
+                let got = client.set_class_port_info(lid, &n)?;
+                let _ = writeln!(
+                    io.out,
+                    "LID {lid:#06x}: trap LID {:#x} SL {}",
+                    got.trap_lid,
+                    got.trap_sl()
+                );
+            }
+            None => {
+                let _ = writeln!(io.out, "LID {lid:#06x}: trap LID already {tl:#x} SL {sl}");
+            }
+        }
+    }
+    let Some(vport) = o.vport else {
+        return Ok(());
+    };
+    if o.delete {
+        client.delete_vesw(lid, vport)?;
+        let _ = writeln!(
+            io.out,
+            "LID {lid:#06x} vport {vport}: reset to power-on defaults"
+        );
+    }
+    if o.touches_info() {
+        let cur = client.get_vport_info(lid, vport)?;
+        let mut want = cur;
+        o.apply_to(&mut want);
+        let changes = info_changes(&cur, &want);
+        if changes.is_empty() {
+            let _ = writeln!(
+                io.out,
+                "LID {lid:#06x} vport {vport}: vesw port info unchanged"
+            );
+        } else {
+            client.set_vport_info(lid, vport, &want)?;
+            for c in changes {
+                let _ = writeln!(
+                    io.out,
+                    "LID {lid:#06x} vport {vport}: {} {} -> {}",
+                    c.field, c.from, c.to
+                );
+            }
+        }
+    }
+    if !o.entries.is_empty() {
+        let cur = client.read_mac_table(lid, vport)?;
+        let mut want: BTreeMap<u16, MacTableEntry> = cur.entries.clone();
+        for e in &o.entries {
+            if e.mac.is_zero() {
+                want.remove(&e.index);
+            } else {
+                let sd = if e.source { DLID_SD_SRC_MAC } else { 0 };
+                want.insert(
+                    e.index,
+                    MacTableEntry {
+                        mac_addr: e.mac.0,
+                        mac_addr_mask: Mac::ALL_ONES.0,
+                        dlid_sd: (e.dlid << 8) | sd,
+                    },
+                );
+            }
+        }
+        let digest = table_digest(&want);
+        let sets = table_sets(&cur.entries, cur.digest, &want, digest);
+        if sets.is_empty() {
+            let _ = writeln!(io.out, "LID {lid:#06x} vport {vport}: MAC table unchanged");
+        }
+        for s in sets {
+            client.set_mac_entries(lid, vport, s.offset, digest, &s.entries)?;
+            let _ = writeln!(
+                io.out,
+                "LID {lid:#06x} vport {vport}: set {} MAC table slot(s) from {}, digest {digest:#010x}",
+                s.entries.len(),
+                s.offset
+            );
+        }
+    }
+    let v = read_vport(client, lid, vport, false)?;
+    if o.json {
+        let _ = writeln!(
+            io.out,
+            "{}",
+            serde_json::to_string_pretty(&v).unwrap_or_default()
+        );
+    } else {
+        let _ = write!(io.out, "{}", vport_text(&v));
+    }
+    Ok(())
+}
+
+/// `vnic-em set`: one-off changes, each a Get, then a Set if the value
+/// differs.
+pub fn set<F: Fabric>(client: &mut Client<F>, o: &SetOpts, io: &mut Io<'_>) -> u8 {
+    let needs_vport = o.delete || o.touches_info() || !o.entries.is_empty();
+    if needs_vport && o.vport.is_none() {
+        let _ = writeln!(io.err, "vnic-em: set: --vport is needed for vport settings");
+        return EXIT_USAGE;
+    }
+    if !needs_vport && o.trap_lid.is_none() && o.trap_sl.is_none() && o.vport.is_none() {
+        let _ = writeln!(io.err, "vnic-em: set: nothing to set");
+        return EXIT_USAGE;
+    }
+    let before = client.stats().sets_ok;
+    match set_inner(client, o, io) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            report_err(io, &e);
+            if client.stats().sets_ok > before {
+                EXIT_PARTIAL
+            } else {
+                exit_for(&e)
+            }
+        }
+    }
+}
