@@ -19,6 +19,7 @@ pub mod client;
 pub mod commands;
 pub mod config;
 pub mod docs;
+pub mod error;
 pub mod fabric;
 pub mod fake;
 pub mod mac;

@@ -5,7 +5,6 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -19,14 +18,12 @@ use signal_hook::flag;
 
 use vnic_em::client::{Client, Policy};
 use vnic_em::commands::watch::{self, WatchOpts};
-use vnic_em::commands::{
-    self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts, TrapOpts, EXIT_DEVICE, EXIT_OK,
-    EXIT_USAGE,
-};
+use vnic_em::commands::{self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts, TrapOpts};
 use vnic_em::config::{
     self, Config, FABRIC_ID_MAX, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX,
 };
 use vnic_em::docs;
+use vnic_em::error::{self, Error, Exit};
 use vnic_em::mac::Mac;
 use vnic_em::mad::MadSize;
 use vnic_em::umad::{PortSelect, Umad};
@@ -453,24 +450,18 @@ fn parse_entry(s: &str) -> Result<EntryArg, String> {
     })
 }
 
-fn load(path: &str, err: &mut dyn Write) -> Result<Config, u8> {
-    config::load(path).map_err(|e| {
-        let _ = writeln!(err, "{e}");
-        EXIT_USAGE
-    })
+fn load(path: &str) -> error::Result<Config> {
+    Ok(config::load(path)?)
 }
 
 /// Opens the EM's port; `traps`: listen for traps too (see [`Umad::open`]).
-fn open(g: &Global, err: &mut dyn Write, traps: bool) -> Result<Client<Umad>, u8> {
+fn open(g: &Global, traps: bool) -> error::Result<Client<Umad>> {
     let sel = PortSelect {
         umad: g.umad.clone(),
         hca: g.hca.clone(),
         port: g.port,
     };
-    let umad = Umad::open(&g.sysroot, &sel, traps).map_err(|e| {
-        let _ = writeln!(err, "vnic-em: {e}");
-        EXIT_DEVICE
-    })?;
+    let umad = Umad::open(&g.sysroot, &sel, traps).map_err(|e| Error::Device(e.to_string()))?;
     let policy = Policy {
         timeout: Duration::from_millis(u64::from(g.timeout_ms.max(1))),
         retries: g.retries,
@@ -485,31 +476,32 @@ fn open(g: &Global, err: &mut dyn Write, traps: bool) -> Result<Client<Umad>, u8
 /// A flag that SIGTERM and SIGINT set, for `watch` to stop between two
 /// checks; a second signal ends the process at once, for a `watch` stuck
 /// on a slow fabric.
-fn stop_on_signals(err: &mut dyn Write) -> Result<Arc<AtomicBool>, u8> {
+fn stop_on_signals() -> error::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [SIGTERM, SIGINT] {
         let r = flag::register_conditional_shutdown(sig, 1, Arc::clone(&stop))
             .and_then(|_| flag::register(sig, Arc::clone(&stop)));
         if let Err(e) = r {
-            let _ = writeln!(err, "vnic-em: watch: cannot handle signal {sig}: {e}");
-            return Err(EXIT_DEVICE);
+            return Err(Error::Device(format!(
+                "watch: cannot handle signal {sig}: {e}"
+            )));
         }
     }
     Ok(stop)
 }
 
-fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
+fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
     let g = &cli.global;
-    Ok(match cli.command {
+    match cli.command {
         Command::Validate { file } => {
-            let cfg = load(&file, io.err)?;
-            let _ = writeln!(
+            let cfg = load(&file)?;
+            writeln!(
                 io.out,
                 "{file}: ok ({} vesw(s), {} vport(s))",
                 cfg.vesws.len(),
                 cfg.vports.len()
-            );
-            EXIT_OK
+            )?;
+            Ok(Exit::Ok)
         }
         Command::Apply {
             file,
@@ -518,8 +510,8 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             full_tables,
             json,
         } => {
-            let cfg = load(&file, io.err)?;
-            let mut client = open(g, io.err, false)?;
+            let cfg = load(&file)?;
+            let mut client = open(g, false)?;
             let opts = ApplyOpts {
                 dry_run,
                 check,
@@ -534,7 +526,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             no_counters,
         } => {
             let cfg = match &sel.config {
-                Some(f) => Some(load(f, io.err)?),
+                Some(f) => Some(load(f)?),
                 None => None,
             };
             let s = Select {
@@ -542,12 +534,12 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 vports: sel.vport,
                 scan: sel.scan,
             };
-            let mut client = open(g, io.err, false)?;
+            let mut client = open(g, false)?;
             commands::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
         }
         Command::Counters { sel, json } => {
             let cfg = match &sel.config {
-                Some(f) => Some(load(f, io.err)?),
+                Some(f) => Some(load(f)?),
                 None => None,
             };
             let s = Select {
@@ -555,7 +547,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 vports: sel.vport,
                 scan: sel.scan,
             };
-            let mut client = open(g, io.err, false)?;
+            let mut client = open(g, false)?;
             commands::counters(&mut client, cfg.as_ref(), &s, json, io)
         }
         Command::Traps {
@@ -567,7 +559,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
         } => {
             let mut trap_sl = 0;
             if let Some(f) = &config {
-                let cfg = load(f, io.err)?;
+                let cfg = load(f)?;
                 trap_sl = cfg.em.trap_sl;
                 for p in &cfg.vports {
                     if !arm.contains(&p.lid) {
@@ -577,13 +569,10 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             }
             let timeout = match timeout {
                 Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
-                Some(t) => {
-                    let _ = writeln!(io.err, "vnic-em: traps: bad --timeout {t}");
-                    return Err(EXIT_USAGE);
-                }
+                Some(t) => return Err(Error::Usage(format!("traps: bad --timeout {t}"))),
                 None => None,
             };
-            let mut client = open(g, io.err, true)?;
+            let mut client = open(g, true)?;
             let opts = TrapOpts {
                 arm,
                 trap_sl,
@@ -598,9 +587,9 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             interval,
             full_tables,
         } => {
-            let cfg = load(&config, io.err)?;
-            let stop = stop_on_signals(io.err)?;
-            let mut client = open(g, io.err, true)?;
+            let cfg = load(&config)?;
+            let stop = stop_on_signals()?;
+            let mut client = open(g, true)?;
             let opts = WatchOpts {
                 interval,
                 full_tables,
@@ -639,10 +628,9 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 .as_ref()
                 .is_some_and(|l| l.len() > 16)
             {
-                let _ = writeln!(io.err, "vnic-em: set: at most 16 unknown unicast DLIDs");
-                return Err(EXIT_USAGE);
+                return Err(Error::Usage("set: at most 16 unknown unicast DLIDs".into()));
             }
-            let mut client = open(g, io.err, false)?;
+            let mut client = open(g, false)?;
             commands::set(&mut client, &opts, io)
         }
         Command::Raw {
@@ -661,10 +649,10 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 data: data.0,
                 len,
             };
-            let mut client = open(g, io.err, false)?;
+            let mut client = open(g, false)?;
             commands::raw(&mut client, &req, io)
         }
-    })
+    }
 }
 
 /// The hidden `gen-docs DIR`: added to the parser at run time only, so
@@ -688,11 +676,11 @@ fn gen_docs(dir: &Path) -> ExitCode {
             for f in files {
                 println!("{}", f.display());
             }
-            ExitCode::from(EXIT_OK)
+            Exit::Ok.into()
         }
         Err(e) => {
             eprintln!("vnic-em: gen-docs: {}: {e}", dir.display());
-            ExitCode::from(EXIT_DEVICE)
+            Exit::Device.into()
         }
     }
 }
@@ -715,7 +703,12 @@ fn main() -> ExitCode {
         Ok(Err(dir)) => return gen_docs(&dir),
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+            let code = if e.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Ok
+            };
+            return code.into();
         }
     };
     let stdout = std::io::stdout();
@@ -726,7 +719,8 @@ fn main() -> ExitCode {
         out: &mut out,
         err: &mut err,
     };
-    let code = run(cli, &mut io).unwrap_or_else(|c| c);
-    let _ = io.out.flush();
-    ExitCode::from(code)
+    // The last of the output is flushed as part of the command: a reader
+    // gone by then is a broken pipe like any other.
+    let r = run(cli, &mut io).and_then(|code| Ok(io.out.flush().map(|()| code)?));
+    error::finish(r, io.err).into()
 }

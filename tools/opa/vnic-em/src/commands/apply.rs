@@ -4,18 +4,19 @@
 
 use crate::client::{Client, EmError};
 use crate::config::Config;
+use crate::error::{Exit, Result};
 use crate::fabric::Fabric;
 use crate::plan::{make_plan, send_steps};
 use crate::view::plan::{apply_json, step_text, ApplyReport};
 
-use super::{report_err, Io, EXIT_DEVICE, EXIT_DIFFERS, EXIT_FABRIC, EXIT_OK, EXIT_PARTIAL};
+use super::{report_err, Io};
 
 /// Options of `apply`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApplyOpts {
     /// Print the plan, send no Set.
     pub dry_run: bool,
-    /// Like `dry_run`, and exit with [`EXIT_DIFFERS`] if there is any
+    /// Like `dry_run`, and exit with [`Exit::Differs`] if there is any
     /// Set to send; implies `full_tables`.
     pub check: bool,
     /// Read the MAC tables even when their digest matches.
@@ -30,35 +31,35 @@ pub fn apply<F: Fabric>(
     cfg: &Config,
     opts: ApplyOpts,
     io: &mut Io<'_>,
-) -> u8 {
+) -> Result {
     let full = opts.full_tables || opts.check;
     let plan = make_plan(client, cfg, full);
     let read_errors = plan.errors.len();
     for e in &plan.errors {
-        report_err(io, e);
+        report_err(io, e)?;
     }
     let dry = opts.dry_run || opts.check;
     let mut statuses: Vec<&str> = vec![if dry { "planned" } else { "pending" }; plan.steps.len()];
     let mut applied = 0usize;
     let mut failed: Vec<EmError> = Vec::new();
     if !opts.json {
-        let _ = writeln!(
+        writeln!(
             io.out,
             "EM at {}, {} vport(s) in the config",
             client.fabric().describe(),
             cfg.vports.len()
-        );
+        )?;
         for s in &plan.steps {
-            let _ = writeln!(io.out, "  {}", step_text(s));
+            writeln!(io.out, "  {}", step_text(s))?;
         }
         for (lid, v) in &plan.up_to_date {
-            let _ = writeln!(io.out, "  LID {lid:#06x} vport {v}: up to date");
+            writeln!(io.out, "  LID {lid:#06x} vport {v}: up to date")?;
         }
     }
     if !dry {
         let sent = send_steps(client, &plan.steps);
         for e in &sent.failed {
-            report_err(io, e);
+            report_err(io, e)?;
         }
         statuses = sent.statuses;
         applied = sent.applied;
@@ -76,39 +77,39 @@ pub fn apply<F: Fabric>(
             read_errors: &plan.errors,
             set_errors: &failed,
         });
-        let _ = writeln!(
+        writeln!(
             io.out,
             "{}",
             serde_json::to_string_pretty(&j).unwrap_or_default()
-        );
+        )?;
     } else if dry {
-        let _ = match total {
+        match total {
             0 => writeln!(io.out, "nothing to do"),
             n => writeln!(io.out, "{n} Set(s) to send (dry run: none sent)"),
-        };
+        }?;
     } else {
-        let _ = match total {
+        match total {
             0 => writeln!(io.out, "nothing to do"),
             n => writeln!(io.out, "applied {applied} of {n} Set(s)"),
-        };
+        }?;
     }
     let errors = read_errors + failed.len();
-    if errors == 0 {
+    Ok(if errors == 0 {
         if opts.check && total > 0 {
-            EXIT_DIFFERS
+            Exit::Differs
         } else {
-            EXIT_OK
+            Exit::Ok
         }
     } else if applied > 0 {
-        EXIT_PARTIAL
+        Exit::Partial
     } else if plan
         .errors
         .iter()
         .chain(&failed)
         .all(|e| matches!(e, EmError::Transport(_)))
     {
-        EXIT_DEVICE
+        Exit::Device
     } else {
-        EXIT_FABRIC
-    }
+        Exit::Fabric
+    })
 }

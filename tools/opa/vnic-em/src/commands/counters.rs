@@ -4,10 +4,11 @@
 
 use crate::client::Client;
 use crate::config::Config;
+use crate::error::{Exit, Result};
 use crate::fabric::Fabric;
 use crate::view::{counters_json, counters_text_block};
 
-use super::{exit_for, report_err, resolve, Io, Select, EXIT_OK};
+use super::{report_err, resolve, Io, Select};
 
 /// `vnic-em counters`.
 pub fn counters<F: Fabric>(
@@ -16,13 +17,10 @@ pub fn counters<F: Fabric>(
     sel: &Select,
     json: bool,
     io: &mut Io<'_>,
-) -> u8 {
-    let targets = match resolve(client, cfg, sel, io) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
+) -> Result {
+    let targets = resolve(client, cfg, sel)?;
     let mut all = Vec::new();
-    let mut code = EXIT_OK;
+    let mut code = Exit::Ok;
     for (lid, vport) in targets {
         let r = client
             .get_summary_counters(lid, vport)
@@ -32,21 +30,21 @@ pub fn counters<F: Fabric>(
                 if json {
                     all.push(counters_json(lid, vport, &s, &e));
                 } else {
-                    let _ = write!(io.out, "{}", counters_text_block(lid, vport, &s, &e));
+                    write!(io.out, "{}", counters_text_block(lid, vport, &s, &e))?;
                 }
             }
             Err(e) => {
-                report_err(io, &e);
-                code = code.max(exit_for(&e));
+                report_err(io, &e)?;
+                code = code.max(Exit::of(&e));
             }
         }
     }
     if json {
-        let _ = writeln!(
+        writeln!(
             io.out,
             "{}",
             serde_json::to_string_pretty(&all).unwrap_or_default()
-        );
+        )?;
     }
-    code
+    Ok(code)
 }

@@ -3,7 +3,7 @@
 //! The commands, over any [`Fabric`], one a module as cargo's are:
 //! `apply`, `show`, `counters`, `traps`, `watch`, `set` and `raw`. Each
 //! writes its report to `out`, its errors to `err`, and returns the
-//! process exit code. What more than one of them uses is here: where they
+//! process exit code ([`crate::error`]). What more than one of them uses is here: where they
 //! write, how `show` and `counters` pick vports, and the read of a whole
 //! vport.
 
@@ -15,12 +15,13 @@ pub mod show;
 pub mod traps;
 pub mod watch;
 
-use std::io::Write;
+use std::io::{self, Write};
 
 use opa_wire::mad::MAD_STATUS_INVALID_ATTRIB_VALUE;
 
 use crate::client::{Client, EmError};
 use crate::config::Config;
+use crate::error::{Error, Result};
 use crate::fabric::Fabric;
 use crate::view::{
     error_fields, fields_json, info_view, macs_view, summary_fields, table_view, VportView,
@@ -33,20 +34,6 @@ pub use set::{set, EntryArg, SetOpts};
 pub use show::show;
 pub use traps::{traps, TrapOpts};
 
-/// Success.
-pub const EXIT_OK: u8 = 0;
-/// Usage or config error: nothing was sent.
-pub const EXIT_USAGE: u8 = 1;
-/// Fabric error (timeout, MAD status, bad response): nothing was changed
-/// (or, for read-only commands, some reads failed).
-pub const EXIT_FABRIC: u8 = 2;
-/// Partial apply: some Sets were applied, then something failed.
-pub const EXIT_PARTIAL: u8 = 3;
-/// Local error: no umad device, or it cannot be opened or registered.
-pub const EXIT_DEVICE: u8 = 4;
-/// `apply --check`: the fabric differs from the config.
-pub const EXIT_DIFFERS: u8 = 5;
-
 /// Where a command writes.
 pub struct Io<'a> {
     /// Reports.
@@ -55,15 +42,10 @@ pub struct Io<'a> {
     pub err: &'a mut dyn Write,
 }
 
-pub(crate) fn report_err(io: &mut Io<'_>, e: &EmError) {
-    let _ = writeln!(io.err, "vnic-em: {e}");
-}
-
-pub(crate) fn exit_for(e: &EmError) -> u8 {
-    match e {
-        EmError::Transport(_) => EXIT_DEVICE,
-        _ => EXIT_FABRIC,
-    }
+/// Reports an error that the command goes on after; its exit code is
+/// [`Exit::of`] it.
+pub(crate) fn report_err(io: &mut Io<'_>, e: &EmError) -> io::Result<()> {
+    writeln!(io.err, "vnic-em: {e}")
 }
 
 /// How `show` and `counters` pick vports.
@@ -82,8 +64,7 @@ pub fn resolve<F: Fabric>(
     client: &mut Client<F>,
     cfg: Option<&Config>,
     sel: &Select,
-    io: &mut Io<'_>,
-) -> Result<Vec<(u16, u8)>, u8> {
+) -> Result<Vec<(u16, u8)>> {
     if let Some(cfg) = cfg {
         let v: Vec<(u16, u8)> = cfg
             .vports
@@ -95,11 +76,9 @@ pub fn resolve<F: Fabric>(
         return Ok(v);
     }
     if sel.lids.is_empty() {
-        let _ = writeln!(
-            io.err,
-            "vnic-em: give --config FILE or --lid LID to say which vports to read"
-        );
-        return Err(EXIT_USAGE);
+        return Err(Error::Usage(
+            "give --config FILE or --lid LID to say which vports to read".into(),
+        ));
     }
     let mut out = Vec::new();
     for &lid in &sel.lids {
@@ -113,10 +92,7 @@ pub fn resolve<F: Fabric>(
                 Ok(_) => out.push((lid, v)),
                 Err(EmError::Status { status, .. })
                     if status == MAD_STATUS_INVALID_ATTRIB_VALUE => {}
-                Err(e) => {
-                    report_err(io, &e);
-                    return Err(exit_for(&e));
-                }
+                Err(e) => return Err(e.into()),
             }
         }
     }
@@ -129,7 +105,7 @@ pub fn read_vport<F: Fabric>(
     lid: u16,
     vport: u8,
     counters: bool,
-) -> Result<VportView, EmError> {
+) -> std::result::Result<VportView, EmError> {
     let info = client.get_vport_info(lid, vport)?;
     let mut v = info_view(lid, vport, &info);
     if !v.exists {

@@ -3,10 +3,11 @@
 //! `vnic-em raw`: one VEMA Get or Set, its answer printed as is.
 
 use crate::client::{Client, EmError};
+use crate::error::{Error, Exit, Result};
 use crate::fabric::Fabric;
 use crate::mad::{Method, Target};
 
-use super::{Io, EXIT_FABRIC, EXIT_OK};
+use super::Io;
 
 /// One request of `vnic-em raw`.
 #[derive(Debug, Clone, Default)]
@@ -30,7 +31,7 @@ pub struct RawReq {
 /// that two agents' answers compare line by line. The data is printed without its trailing zero
 /// bytes: an answer reads as if zero-filled, so the same answer trimmed or in a whole MAD prints
 /// alike. A MAD status is part of the answer, not an error.
-pub fn raw<F: Fabric>(client: &mut Client<F>, req: &RawReq, io: &mut Io<'_>) -> u8 {
+pub fn raw<F: Fabric>(client: &mut Client<F>, req: &RawReq, io: &mut Io<'_>) -> Result {
     let target = Target {
         method: if req.set { Method::Set } else { Method::Get },
         attr_id: req.attr_id,
@@ -44,14 +45,12 @@ pub fn raw<F: Fabric>(client: &mut Client<F>, req: &RawReq, io: &mut Io<'_>) -> 
     let (status, rsp) = match r {
         Ok(rsp) => (0, rsp),
         Err(EmError::Status { status, .. }) => (status, Vec::new()),
-        Err(e) => {
-            let _ = writeln!(io.err, "vnic-em: {e}");
-            return EXIT_FABRIC;
-        }
+        // Even a transport failure: exit 2, as it always was.
+        Err(e) => return Err(Error::Fabric(e.to_string())),
     };
     let end = rsp.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let hex: String = rsp[..end].iter().map(|b| format!("{b:02x}")).collect();
-    let _ = writeln!(io.out, "status {status:#06x}");
-    let _ = writeln!(io.out, "data {hex}");
-    EXIT_OK
+    writeln!(io.out, "status {status:#06x}")?;
+    writeln!(io.out, "data {hex}")?;
+    Ok(Exit::Ok)
 }

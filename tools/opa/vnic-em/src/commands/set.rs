@@ -7,13 +7,14 @@ use std::collections::BTreeMap;
 use opa_wire::vema_info::{VeswPortInfo, STATE_DROP_ALL, STATE_FORWARDING};
 use opa_wire::vema_mac::{MacTableEntry, DLID_SD_SRC_MAC};
 
-use crate::client::{Client, EmError};
+use crate::client::Client;
+use crate::error::{Error, Exit, Result};
 use crate::fabric::Fabric;
 use crate::mac::Mac;
 use crate::plan::diff::{class_port_info_update, info_changes, table_digest, table_sets};
 use crate::view::vport_text;
 
-use super::{exit_for, read_vport, report_err, Io, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE};
+use super::{read_vport, Io};
 
 /// One MAC table entry to write with `set`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,11 +133,7 @@ impl SetOpts {
     }
 }
 
-fn set_inner<F: Fabric>(
-    client: &mut Client<F>,
-    o: &SetOpts,
-    io: &mut Io<'_>,
-) -> Result<(), EmError> {
+fn set_inner<F: Fabric>(client: &mut Client<F>, o: &SetOpts, io: &mut Io<'_>) -> Result<()> {
     let lid = o.lid;
     if o.trap_lid.is_some() || o.trap_sl.is_some() {
         let cpi = client.get_class_port_info(lid)?;
@@ -147,15 +144,15 @@ fn set_inner<F: Fabric>(
         match class_port_info_update(&cpi, tl, sl) {
             Some(n) => {
                 let got = client.set_class_port_info(lid, &n)?;
-                let _ = writeln!(
+                writeln!(
                     io.out,
                     "LID {lid:#06x}: trap LID {:#x} SL {}",
                     got.trap_lid,
                     got.trap_sl()
-                );
+                )?;
             }
             None => {
-                let _ = writeln!(io.out, "LID {lid:#06x}: trap LID already {tl:#x} SL {sl}");
+                writeln!(io.out, "LID {lid:#06x}: trap LID already {tl:#x} SL {sl}")?;
             }
         }
     }
@@ -164,10 +161,10 @@ fn set_inner<F: Fabric>(
     };
     if o.delete {
         client.delete_vesw(lid, vport)?;
-        let _ = writeln!(
+        writeln!(
             io.out,
             "LID {lid:#06x} vport {vport}: reset to power-on defaults"
-        );
+        )?;
     }
     if o.touches_info() {
         let cur = client.get_vport_info(lid, vport)?;
@@ -175,18 +172,18 @@ fn set_inner<F: Fabric>(
         o.apply_to(&mut want);
         let changes = info_changes(&cur, &want);
         if changes.is_empty() {
-            let _ = writeln!(
+            writeln!(
                 io.out,
                 "LID {lid:#06x} vport {vport}: vesw port info unchanged"
-            );
+            )?;
         } else {
             client.set_vport_info(lid, vport, &want)?;
             for c in changes {
-                let _ = writeln!(
+                writeln!(
                     io.out,
                     "LID {lid:#06x} vport {vport}: {} {} -> {}",
                     c.field, c.from, c.to
-                );
+                )?;
             }
         }
     }
@@ -211,53 +208,47 @@ fn set_inner<F: Fabric>(
         let digest = table_digest(&want);
         let sets = table_sets(&cur.entries, cur.digest, &want, digest);
         if sets.is_empty() {
-            let _ = writeln!(io.out, "LID {lid:#06x} vport {vport}: MAC table unchanged");
+            writeln!(io.out, "LID {lid:#06x} vport {vport}: MAC table unchanged")?;
         }
         for s in sets {
             client.set_mac_entries(lid, vport, s.offset, digest, &s.entries)?;
-            let _ = writeln!(
+            writeln!(
                 io.out,
                 "LID {lid:#06x} vport {vport}: set {} MAC table slot(s) from {}, digest {digest:#010x}",
                 s.entries.len(),
                 s.offset
-            );
+            )?;
         }
     }
     let v = read_vport(client, lid, vport, false)?;
     if o.json {
-        let _ = writeln!(
+        writeln!(
             io.out,
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_default()
-        );
+        )?;
     } else {
-        let _ = write!(io.out, "{}", vport_text(&v));
+        write!(io.out, "{}", vport_text(&v))?;
     }
     Ok(())
 }
 
 /// `vnic-em set`: one-off changes, each a Get, then a Set if the value
 /// differs.
-pub fn set<F: Fabric>(client: &mut Client<F>, o: &SetOpts, io: &mut Io<'_>) -> u8 {
+pub fn set<F: Fabric>(client: &mut Client<F>, o: &SetOpts, io: &mut Io<'_>) -> Result {
     let needs_vport = o.delete || o.touches_info() || !o.entries.is_empty();
     if needs_vport && o.vport.is_none() {
-        let _ = writeln!(io.err, "vnic-em: set: --vport is needed for vport settings");
-        return EXIT_USAGE;
+        return Err(Error::Usage(
+            "set: --vport is needed for vport settings".into(),
+        ));
     }
     if !needs_vport && o.trap_lid.is_none() && o.trap_sl.is_none() && o.vport.is_none() {
-        let _ = writeln!(io.err, "vnic-em: set: nothing to set");
-        return EXIT_USAGE;
+        return Err(Error::Usage("set: nothing to set".into()));
     }
     let before = client.stats().sets_ok;
     match set_inner(client, o, io) {
-        Ok(()) => EXIT_OK,
-        Err(e) => {
-            report_err(io, &e);
-            if client.stats().sets_ok > before {
-                EXIT_PARTIAL
-            } else {
-                exit_for(&e)
-            }
-        }
+        Ok(()) => Ok(Exit::Ok),
+        Err(Error::Em(e)) if client.stats().sets_ok > before => Err(Error::Partial(e)),
+        Err(e) => Err(e),
     }
 }

@@ -4,10 +4,11 @@
 
 use crate::client::Client;
 use crate::config::Config;
+use crate::error::{Exit, Result};
 use crate::fabric::Fabric;
 use crate::view::vport_text;
 
-use super::{exit_for, read_vport, report_err, resolve, Io, Select, EXIT_OK};
+use super::{read_vport, report_err, resolve, Io, Select};
 
 /// `vnic-em show`.
 pub fn show<F: Fabric>(
@@ -17,33 +18,30 @@ pub fn show<F: Fabric>(
     json: bool,
     counters: bool,
     io: &mut Io<'_>,
-) -> u8 {
-    let targets = match resolve(client, cfg, sel, io) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
+) -> Result {
+    let targets = resolve(client, cfg, sel)?;
     let mut views = Vec::new();
-    let mut code = EXIT_OK;
+    let mut code = Exit::Ok;
     for (lid, vport) in targets {
         match read_vport(client, lid, vport, counters) {
             Ok(v) => {
                 if !json {
-                    let _ = write!(io.out, "{}", vport_text(&v));
+                    write!(io.out, "{}", vport_text(&v))?;
                 }
                 views.push(v);
             }
             Err(e) => {
-                report_err(io, &e);
-                code = code.max(exit_for(&e));
+                report_err(io, &e)?;
+                code = code.max(Exit::of(&e));
             }
         }
     }
     if json {
-        let _ = writeln!(
+        writeln!(
             io.out,
             "{}",
             serde_json::to_string_pretty(&views).unwrap_or_default()
-        );
+        )?;
     }
-    code
+    Ok(code)
 }

@@ -5,11 +5,12 @@
 use std::time::{Duration, Instant};
 
 use crate::client::Client;
+use crate::error::{Error, Exit, Result};
 use crate::fabric::Fabric;
 use crate::plan::diff::class_port_info_update;
 use crate::view::trap::{trap_text, trap_view};
 
-use super::{exit_for, report_err, Io, EXIT_FABRIC, EXIT_OK};
+use super::Io;
 
 /// Options of `traps`.
 #[derive(Debug, Clone, Default)]
@@ -27,33 +28,27 @@ pub struct TrapOpts {
 }
 
 /// `vnic-em traps`: arm, then print traps as they arrive.
-pub fn traps<F: Fabric>(client: &mut Client<F>, opts: &TrapOpts, io: &mut Io<'_>) -> u8 {
+pub fn traps<F: Fabric>(client: &mut Client<F>, opts: &TrapOpts, io: &mut Io<'_>) -> Result {
     let me = client.local_lid();
     for &lid in &opts.arm {
-        let r = client.get_class_port_info(lid).and_then(|cpi| {
-            match class_port_info_update(&cpi, me, opts.trap_sl) {
-                Some(n) => client.set_class_port_info(lid, &n).map(|_| ()),
-                None => Ok(()),
-            }
-        });
-        if let Err(e) = r {
-            report_err(io, &e);
-            return exit_for(&e);
+        let cpi = client.get_class_port_info(lid)?;
+        if let Some(n) = class_port_info_update(&cpi, me, opts.trap_sl) {
+            client.set_class_port_info(lid, &n)?;
         }
     }
     if !opts.json {
-        let _ = writeln!(
+        writeln!(
             io.out,
             "listening for traps at {}",
             client.fabric().describe()
-        );
-        let _ = io.out.flush();
+        )?;
+        io.out.flush()?;
     }
     let start = Instant::now();
     let mut got: u32 = 0;
     loop {
         if opts.count.is_some_and(|c| got >= c) {
-            return EXIT_OK;
+            return Ok(Exit::Ok);
         }
         let wait = match opts.timeout {
             Some(t) => match t.checked_sub(start.elapsed()) {
@@ -71,24 +66,17 @@ pub fn traps<F: Fabric>(client: &mut Client<F>, opts: &TrapOpts, io: &mut Io<'_>
                 } else {
                     trap_text(&v)
                 };
-                let _ = writeln!(io.out, "{line}");
-                let _ = io.out.flush();
+                writeln!(io.out, "{line}")?;
+                io.out.flush()?;
             }
             Ok(None) => {}
-            Err(e) => {
-                report_err(io, &e);
-                return exit_for(&e);
-            }
+            Err(e) => return Err(e.into()),
         }
     }
     match opts.count {
-        Some(c) if got < c => {
-            let _ = writeln!(
-                io.err,
-                "vnic-em: timed out waiting for traps: got {got} of {c}"
-            );
-            EXIT_FABRIC
-        }
-        _ => EXIT_OK,
+        Some(c) if got < c => Err(Error::Fabric(format!(
+            "timed out waiting for traps: got {got} of {c}"
+        ))),
+        _ => Ok(Exit::Ok),
     }
 }
