@@ -15,6 +15,7 @@
 )]
 #![warn(missing_docs, rust_2018_idioms)]
 
+pub mod args;
 pub mod client;
 pub mod commands;
 pub mod config;

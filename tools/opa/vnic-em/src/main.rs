@@ -12,19 +12,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use opa_wire::mad::{IB_MGMT_MAD_HDR, OPA_MGMT_MAD_SIZE};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::flag;
 
+use vnic_em::args;
 use vnic_em::client::{Client, Policy};
 use vnic_em::commands::watch::{self, WatchOpts};
-use vnic_em::commands::{self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts, TrapOpts};
-use vnic_em::config::{
-    self, Config, FABRIC_ID_MAX, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX,
-};
+use vnic_em::commands::{self, ApplyOpts, Io, RawReq, Select, SetOpts, TrapOpts};
+use vnic_em::config::{self, Config};
 use vnic_em::docs;
 use vnic_em::error::{self, Error, Exit};
-use vnic_em::mac::Mac;
 use vnic_em::mad::MadSize;
 use vnic_em::umad::{PortSelect, Umad};
 
@@ -157,7 +154,7 @@ enum Command {
     Traps {
         /// Point the trap LID of this node port at the EM first
         /// (repeatable)
-        #[arg(long, value_name = "LID", value_parser = parse_lid)]
+        #[arg(long, value_name = "LID", value_parser = args::LID)]
         arm: Vec<u16>,
         /// Arm every node port of this config
         #[arg(short = 'c', long, value_name = "FILE")]
@@ -183,7 +180,7 @@ enum Command {
         #[arg(short = 'c', long, value_name = "FILE")]
         config: String,
         /// Seconds between two polls of every node port
-        #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_interval)]
+        #[arg(long, value_name = "SECS", default_value = "10", value_parser = args::interval)]
         interval: Duration,
         /// Read MAC tables even when their digest matches the config
         #[arg(long)]
@@ -191,7 +188,7 @@ enum Command {
     },
     /// One-off changes to one vport (or to a node port's trap settings)
     #[command(after_help = EXIT_CODES)]
-    Set(SetArgs),
+    Set(SetOpts),
     /// Send one VEMA Get or Set and print the answer as is: its MAD
     /// status and its data in hex (trailing zero bytes left out), to
     /// compare two agents byte by byte. A non-zero status is printed, not
@@ -199,72 +196,27 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Raw {
         /// Node port LID
-        #[arg(short = 'l', long, value_name = "LID", value_parser = parse_lid)]
+        #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
         lid: u16,
         /// Send a Set instead of a Get
         #[arg(long)]
         set: bool,
         /// Attribute id
-        #[arg(long, value_name = "ID", value_parser = parse_u16)]
+        #[arg(long, value_name = "ID", value_parser = args::int::<u16, 0, { u16::MAX as u64 }>)]
         attr: u16,
         /// Attribute modifier (its low byte is the vport)
-        #[arg(long = "mod", value_name = "N", value_parser = parse_u32, default_value = "0")]
+        #[arg(long = "mod", value_name = "N", value_parser = args::int::<u32, 0, { u32::MAX as u64 }>, default_value = "0")]
         attr_mod: u32,
         /// The request's data, in hex
-        #[arg(long, value_name = "HEX", value_parser = parse_hex, default_value = "")]
-        data: HexData,
+        #[arg(long, value_name = "HEX", value_parser = args::hex, default_value = "")]
+        data: args::HexData,
         /// Send exactly N bytes, the 24-byte MAD header included (24 to
         /// 2048), whatever --mad-size says: the data is zero-padded or cut
         /// to fit (a test aid; umad refuses less than the 40-byte vendor
         /// header)
-        #[arg(long, value_name = "N", value_parser = parse_mad_len)]
+        #[arg(long, value_name = "N", value_parser = args::mad_len)]
         len: Option<usize>,
     },
-}
-
-/// Bytes given in hex on the command line.
-#[derive(Debug, Clone)]
-struct HexData(Vec<u8>);
-
-fn parse_hex(s: &str) -> Result<HexData, String> {
-    let t: String = s
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != ':')
-        .collect();
-    if t.len() % 2 != 0 {
-        return Err(format!("{s:?}: odd number of hex digits"));
-    }
-    (0..t.len())
-        .step_by(2)
-        .map(|i| {
-            t.get(i..i + 2)
-                .and_then(|b| u8::from_str_radix(b, 16).ok())
-                .ok_or_else(|| format!("{s:?}: not hex"))
-        })
-        .collect::<Result<Vec<u8>, String>>()
-        .map(HexData)
-}
-
-fn parse_mad_len(s: &str) -> Result<usize, String> {
-    let v = parse_u64(s)?;
-    let (lo, hi) = (IB_MGMT_MAD_HDR, OPA_MGMT_MAD_SIZE);
-    match usize::try_from(v) {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "a MAD of {s} bytes: it must hold the {lo}-byte MAD header and fit in {hi} bytes"
-        )),
-    }
-}
-
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    match s.trim().parse::<f64>() {
-        Ok(t) if t.is_finite() && (0.1..=86400.0).contains(&t) => Ok(Duration::from_secs_f64(t)),
-        _ => Err(format!("{s:?}: give seconds, from 0.1 to 86400")),
-    }
-}
-
-fn parse_u16(s: &str) -> Result<u16, String> {
-    ranged(s, 0, u64::from(u16::MAX)).map(|v| v as u16)
 }
 
 #[derive(Args, Debug)]
@@ -273,7 +225,7 @@ struct SelectArgs {
     #[arg(short = 'c', long, value_name = "FILE")]
     config: Option<String>,
     /// Node port LID (repeatable)
-    #[arg(short = 'l', long, value_name = "LID", value_parser = parse_lid)]
+    #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
     lid: Vec<u16>,
     /// Virtual port number (repeatable)
     #[arg(short = 'v', long, value_name = "N")]
@@ -281,173 +233,6 @@ struct SelectArgs {
     /// Without a config or --vport, probe vports 0..N of each LID
     #[arg(long, default_value_t = 16, value_name = "N")]
     scan: u8,
-}
-
-#[derive(Args, Debug)]
-struct SetArgs {
-    /// Node port LID
-    #[arg(short = 'l', long, value_name = "LID", value_parser = parse_lid)]
-    lid: u16,
-    /// Virtual port number
-    #[arg(short = 'v', long, value_name = "N")]
-    vport: Option<u8>,
-    /// Where the node port sends traps (class port info)
-    #[arg(long, value_name = "LID", value_parser = parse_lid)]
-    trap_lid: Option<u16>,
-    /// Service level of traps
-    #[arg(long, value_name = "SL", value_parser = parse_sc)]
-    trap_sl: Option<u8>,
-    /// Reset the vport to power-on defaults and empty its MAC table
-    #[arg(long)]
-    delete: bool,
-    /// Vesw id
-    #[arg(long, value_name = "ID", value_parser = parse_vesw)]
-    vesw: Option<u16>,
-    /// Fabric id
-    #[arg(long, value_name = "ID", value_parser = parse_fabric)]
-    fabric_id: Option<u16>,
-    /// P_Key
-    #[arg(long, value_name = "PKEY", value_parser = parse_pkey)]
-    pkey: Option<u16>,
-    /// Ethernet MTU
-    #[arg(long, value_name = "MTU", value_parser = parse_mtu)]
-    eth_mtu: Option<u16>,
-    /// Unknown unicast DLIDs, comma separated (the default ports)
-    #[arg(long, value_name = "DLID,...", value_delimiter = ',', value_parser = parse_dlid)]
-    unknown_ucast_dlids: Option<Vec<u32>>,
-    /// Default ports in use (indices), comma separated
-    #[arg(long, value_name = "I,...", value_delimiter = ',', value_parser = parse_def_port)]
-    default_ports: Option<Vec<u8>>,
-    /// Unknown multicast DLID
-    #[arg(long, value_name = "DLID", value_parser = parse_dlid0)]
-    unknown_mcast_dlid: Option<u32>,
-    /// Routing control word (3 bits per class: default 0, ipv4 4,
-    /// ipv4_udp 8, ipv4_tcp 12, ipv6 16, ipv6_tcp 20, ipv6_udp 24)
-    #[arg(long, value_name = "WORD", value_parser = parse_u32)]
-    rc: Option<u32>,
-    /// Port number on the vesw
-    #[arg(long, value_name = "N", value_parser = parse_u32)]
-    port_num: Option<u32>,
-    /// Base MAC address
-    #[arg(long, value_name = "MAC")]
-    mac: Option<Mac>,
-    /// Set the config state to forwarding
-    #[arg(long, conflicts_with = "disable")]
-    enable: bool,
-    /// Set the config state to drop-all
-    #[arg(long)]
-    disable: bool,
-    /// Encapsulation source LID
-    #[arg(long, value_name = "LID", value_parser = parse_dlid)]
-    encap_slid: Option<u32>,
-    /// Write a MAC table entry: INDEX=MAC,DLID[,src]; MAC 0:0:0:0:0:0
-    /// clears the slot (repeatable)
-    #[arg(long = "mac-entry", value_name = "INDEX=MAC,DLID", value_parser = parse_entry)]
-    entries: Vec<EntryArg>,
-    /// Print the result as JSON
-    #[arg(long)]
-    json: bool,
-}
-
-fn parse_u64(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse::<u64>(),
-    };
-    r.map_err(|_| format!("{s:?} is not a number (decimal or 0x hex)"))
-}
-
-fn ranged(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    let v = parse_u64(s)?;
-    if v < lo || v > hi {
-        return Err(format!("{s} is out of range {lo:#x}..={hi:#x}"));
-    }
-    Ok(v)
-}
-
-fn parse_u32(s: &str) -> Result<u32, String> {
-    ranged(s, 0, u64::from(u32::MAX)).map(|v| v as u32)
-}
-
-fn parse_lid(s: &str) -> Result<u16, String> {
-    ranged(s, 1, u64::from(UNICAST_LID_MAX)).map(|v| v as u16)
-}
-
-fn parse_dlid(s: &str) -> Result<u32, String> {
-    ranged(s, 1, u64::from(LID24_MAX)).map(|v| v as u32)
-}
-
-fn parse_dlid0(s: &str) -> Result<u32, String> {
-    ranged(s, 0, u64::from(LID24_MAX)).map(|v| v as u32)
-}
-
-fn parse_vesw(s: &str) -> Result<u16, String> {
-    ranged(s, 0, u64::from(VESW_ID_MAX)).map(|v| v as u16)
-}
-
-fn parse_fabric(s: &str) -> Result<u16, String> {
-    ranged(s, 0, u64::from(FABRIC_ID_MAX)).map(|v| v as u16)
-}
-
-fn parse_sc(s: &str) -> Result<u8, String> {
-    ranged(s, 0, u64::from(SC_VL_MAX)).map(|v| v as u8)
-}
-
-fn parse_def_port(s: &str) -> Result<u8, String> {
-    ranged(s, 0, 15).map(|v| v as u8)
-}
-
-fn parse_pkey(s: &str) -> Result<u16, String> {
-    let v = ranged(s, 0, 0xffff)? as u16;
-    if v & 0x7fff == 0 {
-        return Err(format!("P_Key {v:#06x} has no key part"));
-    }
-    Ok(v)
-}
-
-fn parse_mtu(s: &str) -> Result<u16, String> {
-    ranged(
-        s,
-        u64::from(config::ETH_MIN_MTU),
-        u64::from(opa_wire::vema_info::ETH_MTU_MAX),
-    )
-    .map(|v| v as u16)
-}
-
-fn parse_entry(s: &str) -> Result<EntryArg, String> {
-    let (idx, rest) = s
-        .split_once('=')
-        .ok_or_else(|| format!("{s:?}: expected INDEX=MAC,DLID[,src]"))?;
-    let index = ranged(idx, 0, 2047)? as u16;
-    let mut parts = rest.split(',');
-    let mac: Mac = parts
-        .next()
-        .unwrap_or_default()
-        .parse()
-        .map_err(|e| format!("{e}"))?;
-    let dlid = match parts.next() {
-        Some(d) => ranged(d, 0, u64::from(LID24_MAX))? as u32,
-        None if mac.is_zero() => 0,
-        None => return Err(format!("{s:?}: missing DLID")),
-    };
-    let source = match parts.next() {
-        None => false,
-        Some("src") | Some("source") => true,
-        Some(x) => return Err(format!("{s:?}: unknown flag {x:?} (only \"src\")")),
-    };
-    if parts.next().is_some() {
-        return Err(format!("{s:?}: too many fields"));
-    }
-    if !mac.is_zero() && dlid == 0 {
-        return Err(format!("{s:?}: DLID must not be 0"));
-    }
-    Ok(EntryArg {
-        index,
-        mac,
-        dlid,
-        source,
-    })
 }
 
 fn load(path: &str) -> error::Result<Config> {
@@ -597,32 +382,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             };
             watch::watch(&mut client, &cfg, &opts, &stop, io)
         }
-        Command::Set(a) => {
-            let opts = SetOpts {
-                lid: a.lid,
-                vport: a.vport,
-                trap_lid: a.trap_lid,
-                trap_sl: a.trap_sl,
-                delete: a.delete,
-                vesw: a.vesw,
-                fabric_id: a.fabric_id,
-                pkey: a.pkey,
-                eth_mtu: a.eth_mtu,
-                unknown_ucast_dlids: a.unknown_ucast_dlids,
-                default_ports: a.default_ports,
-                unknown_mcast_dlid: a.unknown_mcast_dlid,
-                rc: a.rc,
-                port_num: a.port_num,
-                mac: a.mac,
-                enabled: match (a.enable, a.disable) {
-                    (true, _) => Some(true),
-                    (_, true) => Some(false),
-                    _ => None,
-                },
-                encap_slid: a.encap_slid,
-                entries: a.entries,
-                json: a.json,
-            };
+        Command::Set(opts) => {
             if opts
                 .unknown_ucast_dlids
                 .as_ref()

@@ -717,7 +717,7 @@ fn set_one_off_changes() {
         lid: 2,
         vport: Some(0),
         eth_mtu: Some(1500),
-        enabled: Some(false),
+        disable: true,
         ..Default::default()
     };
     let r = capture(|io| commands::set(&mut c, &o, io));

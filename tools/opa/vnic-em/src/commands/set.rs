@@ -4,10 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use opa_wire::vema_info::{VeswPortInfo, STATE_DROP_ALL, STATE_FORWARDING};
+use opa_wire::vema_info::{VeswPortInfo, ETH_MTU_MAX, STATE_DROP_ALL, STATE_FORWARDING};
 use opa_wire::vema_mac::{MacTableEntry, DLID_SD_SRC_MAC};
 
+use crate::args;
 use crate::client::Client;
+use crate::config::{ETH_MIN_MTU, FABRIC_ID_MAX, LID24_MAX, SC_VL_MAX, VESW_ID_MAX};
 use crate::error::{Error, Exit, Result};
 use crate::fabric::Fabric;
 use crate::mac::Mac;
@@ -29,50 +31,85 @@ pub struct EntryArg {
     pub source: bool,
 }
 
-/// What `set` changes; `None` leaves a field as it is.
-#[derive(Debug, Clone, Default)]
+/// What `set` changes; `None` leaves a field as it is. The fields are
+/// the options of `vnic-em set`, their comments its help.
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct SetOpts {
-    /// Node port.
+    /// Node port LID
+    #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
     pub lid: u16,
-    /// Virtual port (needed for all but the trap settings).
+    /// Virtual port number
+    #[arg(short = 'v', long, value_name = "N")]
     pub vport: Option<u8>,
-    /// New trap LID.
+    /// Where the node port sends traps (class port info)
+    #[arg(long, value_name = "LID", value_parser = args::LID)]
     pub trap_lid: Option<u16>,
-    /// New trap SL.
+    /// Service level of traps
+    #[arg(long, value_name = "SL", value_parser = args::int::<u8, 0, { SC_VL_MAX as u64 }>)]
     pub trap_sl: Option<u8>,
-    /// Reset the vport to power-on defaults.
+    /// Reset the vport to power-on defaults and empty its MAC table
+    #[arg(long)]
     pub delete: bool,
-    /// Vesw id.
+    /// Vesw id
+    #[arg(long, value_name = "ID", value_parser = args::int::<u16, 0, { VESW_ID_MAX as u64 }>)]
     pub vesw: Option<u16>,
-    /// Fabric id.
+    /// Fabric id
+    #[arg(long, value_name = "ID", value_parser = args::int::<u16, 0, { FABRIC_ID_MAX as u64 }>)]
     pub fabric_id: Option<u16>,
-    /// P_Key.
+    /// P_Key
+    #[arg(long, value_name = "PKEY", value_parser = args::pkey)]
     pub pkey: Option<u16>,
-    /// Ethernet MTU.
+    /// Ethernet MTU
+    #[arg(long, value_name = "MTU", value_parser = args::int::<u16, { ETH_MIN_MTU as u64 }, { ETH_MTU_MAX as u64 }>)]
     pub eth_mtu: Option<u16>,
-    /// Unknown unicast DLIDs.
+    /// Unknown unicast DLIDs, comma separated (the default ports)
+    #[arg(long, value_name = "DLID,...", value_delimiter = ',', value_parser = args::DLID)]
     pub unknown_ucast_dlids: Option<Vec<u32>>,
-    /// Default ports.
+    /// Default ports in use (indices), comma separated
+    #[arg(long, value_name = "I,...", value_delimiter = ',', value_parser = args::int::<u8, 0, 15>)]
     pub default_ports: Option<Vec<u8>>,
-    /// Unknown multicast DLID.
+    /// Unknown multicast DLID
+    #[arg(long, value_name = "DLID", value_parser = args::int::<u32, 0, { LID24_MAX as u64 }>)]
     pub unknown_mcast_dlid: Option<u32>,
-    /// Routing control word.
+    /// Routing control word (3 bits per class: default 0, ipv4 4,
+    /// ipv4_udp 8, ipv4_tcp 12, ipv6 16, ipv6_tcp 20, ipv6_udp 24)
+    #[arg(long, value_name = "WORD", value_parser = args::int::<u32, 0, { u32::MAX as u64 }>)]
     pub rc: Option<u32>,
-    /// Port number on the vesw.
+    /// Port number on the vesw
+    #[arg(long, value_name = "N", value_parser = args::int::<u32, 0, { u32::MAX as u64 }>)]
     pub port_num: Option<u32>,
-    /// Base MAC.
+    /// Base MAC address
+    #[arg(long, value_name = "MAC")]
     pub mac: Option<Mac>,
-    /// Forwarding or drop-all.
-    pub enabled: Option<bool>,
-    /// Encap SLID.
+    /// Set the config state to forwarding
+    #[arg(long, conflicts_with = "disable")]
+    pub enable: bool,
+    /// Set the config state to drop-all
+    #[arg(long)]
+    pub disable: bool,
+    /// Encapsulation source LID
+    #[arg(long, value_name = "LID", value_parser = args::DLID)]
     pub encap_slid: Option<u32>,
-    /// MAC table entries to write.
+    /// Write a MAC table entry: INDEX=MAC,DLID[,src]; MAC 0:0:0:0:0:0
+    /// clears the slot (repeatable)
+    #[arg(long = "mac-entry", value_name = "INDEX=MAC,DLID", value_parser = args::entry)]
     pub entries: Vec<EntryArg>,
-    /// Print JSON.
+    /// Print the result as JSON
+    #[arg(long)]
     pub json: bool,
 }
 
 impl SetOpts {
+    /// The config state to set: forwarding (`--enable`), drop-all
+    /// (`--disable`), or as it is.
+    pub fn enabled(&self) -> Option<bool> {
+        match (self.enable, self.disable) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
+
     fn touches_info(&self) -> bool {
         self.vesw.is_some()
             || self.fabric_id.is_some()
@@ -84,7 +121,7 @@ impl SetOpts {
             || self.rc.is_some()
             || self.port_num.is_some()
             || self.mac.is_some()
-            || self.enabled.is_some()
+            || self.enabled().is_some()
             || self.encap_slid.is_some()
     }
 
@@ -124,7 +161,7 @@ impl SetOpts {
         if let Some(m) = self.mac {
             i.vport.base_mac_addr = m.0;
         }
-        if let Some(e) = self.enabled {
+        if let Some(e) = self.enabled() {
             i.vport.config_state = if e { STATE_FORWARDING } else { STATE_DROP_ALL };
         }
         if let Some(x) = self.encap_slid {
