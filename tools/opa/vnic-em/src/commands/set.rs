@@ -33,6 +33,8 @@ pub struct EntryArg {
 
 /// What `set` changes; `None` leaves a field as it is. The fields are
 /// the options of `vnic-em set`, their comments its help.
+// `[,src]` in the help of --mac-entry is syntax, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SetOpts {
     /// Node port LID
