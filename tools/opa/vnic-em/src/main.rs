@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -430,19 +431,19 @@ fn gen_docs_command() -> clap::Command {
         )
 }
 
+/// `gen-docs DIR`: writes the files, then lists them on stdout.
 fn gen_docs(dir: &Path) -> ExitCode {
-    match docs::generate(Cli::command(), dir) {
-        Ok(files) => {
+    let r = docs::generate(Cli::command(), dir)
+        .map_err(|e| Error::Device(format!("gen-docs: {}: {e}", dir.display())))
+        .and_then(|files| {
+            let mut out = std::io::stdout().lock();
             for f in files {
-                println!("{}", f.display());
+                writeln!(out, "{}", f.display())?;
             }
-            Exit::Ok.into()
-        }
-        Err(e) => {
-            eprintln!("vnic-em: gen-docs: {}: {e}", dir.display());
-            Exit::Device.into()
-        }
-    }
+            out.flush()?;
+            Ok(Exit::Ok)
+        });
+    error::finish(r, &mut std::io::stderr().lock()).into()
 }
 
 fn main() -> ExitCode {

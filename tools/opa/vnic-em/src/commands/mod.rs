@@ -2,10 +2,12 @@
 
 //! The commands, over any [`Fabric`], one a module as cargo's are:
 //! `apply`, `show`, `counters`, `traps`, `watch`, `set` and `raw`. Each
-//! writes its report to `out`, its errors to `err`, and returns the
-//! process exit code ([`crate::error`]). What more than one of them uses is here: where they
-//! write, how `show` and `counters` pick vports, and the read of a whole
-//! vport.
+//! writes its report to `out` and the errors it goes on after to `err`,
+//! and returns its exit code, or the error that stopped it
+//! ([`crate::error`]). A write that fails stops it: nothing more is sent
+//! to the fabric once the reader of the output is gone. What more than
+//! one of them uses is here: where they write, how `show` and `counters`
+//! pick vports, and the read of a whole vport.
 
 pub mod apply;
 pub mod counters;
