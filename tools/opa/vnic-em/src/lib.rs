@@ -15,10 +15,12 @@
 )]
 #![warn(missing_docs, rust_2018_idioms)]
 
+pub mod args;
 pub mod client;
-pub mod cmd;
+pub mod commands;
 pub mod config;
 pub mod docs;
+pub mod error;
 pub mod fabric;
 pub mod fake;
 pub mod mac;
@@ -28,4 +30,3 @@ pub mod repair;
 pub mod sa;
 pub mod umad;
 pub mod view;
-pub mod watch;

@@ -13,23 +13,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use opa_wire::mad::{IB_MGMT_MAD_HDR, OPA_MGMT_MAD_SIZE};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::flag;
 
+use vnic_em::args;
 use vnic_em::client::{Client, Policy};
-use vnic_em::cmd::{
-    self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts, TrapOpts, EXIT_DEVICE, EXIT_OK,
-    EXIT_USAGE,
-};
-use vnic_em::config::{
-    self, Config, FABRIC_ID_MAX, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX,
-};
+use vnic_em::commands::watch::{self, WatchOpts};
+use vnic_em::commands::{self, ApplyOpts, Io, RawReq, Select, SetOpts, TrapOpts};
+use vnic_em::config::{self, Config};
 use vnic_em::docs;
-use vnic_em::mac::Mac;
+use vnic_em::error::{self, Error, Exit};
 use vnic_em::mad::MadSize;
 use vnic_em::umad::{PortSelect, Umad};
-use vnic_em::watch::{self, WatchOpts};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -160,7 +155,7 @@ enum Command {
     Traps {
         /// Point the trap LID of this node port at the EM first
         /// (repeatable)
-        #[arg(long, value_name = "LID", value_parser = parse_lid)]
+        #[arg(long, value_name = "LID", value_parser = args::LID)]
         arm: Vec<u16>,
         /// Arm every node port of this config
         #[arg(short = 'c', long, value_name = "FILE")]
@@ -186,7 +181,7 @@ enum Command {
         #[arg(short = 'c', long, value_name = "FILE")]
         config: String,
         /// Seconds between two polls of every node port
-        #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_interval)]
+        #[arg(long, value_name = "SECS", default_value = "10", value_parser = args::interval)]
         interval: Duration,
         /// Read MAC tables even when their digest matches the config
         #[arg(long)]
@@ -194,7 +189,7 @@ enum Command {
     },
     /// One-off changes to one vport (or to a node port's trap settings)
     #[command(after_help = EXIT_CODES)]
-    Set(SetArgs),
+    Set(SetOpts),
     /// Send one VEMA Get or Set and print the answer as is: its MAD
     /// status and its data in hex (trailing zero bytes left out), to
     /// compare two agents byte by byte. A non-zero status is printed, not
@@ -202,72 +197,27 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Raw {
         /// Node port LID
-        #[arg(short = 'l', long, value_name = "LID", value_parser = parse_lid)]
+        #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
         lid: u16,
         /// Send a Set instead of a Get
         #[arg(long)]
         set: bool,
         /// Attribute id
-        #[arg(long, value_name = "ID", value_parser = parse_u16)]
+        #[arg(long, value_name = "ID", value_parser = args::int::<u16, 0, { u16::MAX as u64 }>)]
         attr: u16,
         /// Attribute modifier (its low byte is the vport)
-        #[arg(long = "mod", value_name = "N", value_parser = parse_u32, default_value = "0")]
+        #[arg(long = "mod", value_name = "N", value_parser = args::int::<u32, 0, { u32::MAX as u64 }>, default_value = "0")]
         attr_mod: u32,
         /// The request's data, in hex
-        #[arg(long, value_name = "HEX", value_parser = parse_hex, default_value = "")]
-        data: HexData,
+        #[arg(long, value_name = "HEX", value_parser = args::hex, default_value = "")]
+        data: args::HexData,
         /// Send exactly N bytes, the 24-byte MAD header included (24 to
         /// 2048), whatever --mad-size says: the data is zero-padded or cut
         /// to fit (a test aid; umad refuses less than the 40-byte vendor
         /// header)
-        #[arg(long, value_name = "N", value_parser = parse_mad_len)]
+        #[arg(long, value_name = "N", value_parser = args::mad_len)]
         len: Option<usize>,
     },
-}
-
-/// Bytes given in hex on the command line.
-#[derive(Debug, Clone)]
-struct HexData(Vec<u8>);
-
-fn parse_hex(s: &str) -> Result<HexData, String> {
-    let t: String = s
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != ':')
-        .collect();
-    if t.len() % 2 != 0 {
-        return Err(format!("{s:?}: odd number of hex digits"));
-    }
-    (0..t.len())
-        .step_by(2)
-        .map(|i| {
-            t.get(i..i + 2)
-                .and_then(|b| u8::from_str_radix(b, 16).ok())
-                .ok_or_else(|| format!("{s:?}: not hex"))
-        })
-        .collect::<Result<Vec<u8>, String>>()
-        .map(HexData)
-}
-
-fn parse_mad_len(s: &str) -> Result<usize, String> {
-    let v = parse_u64(s)?;
-    let (lo, hi) = (IB_MGMT_MAD_HDR, OPA_MGMT_MAD_SIZE);
-    match usize::try_from(v) {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "a MAD of {s} bytes: it must hold the {lo}-byte MAD header and fit in {hi} bytes"
-        )),
-    }
-}
-
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    match s.trim().parse::<f64>() {
-        Ok(t) if t.is_finite() && (0.1..=86400.0).contains(&t) => Ok(Duration::from_secs_f64(t)),
-        _ => Err(format!("{s:?}: give seconds, from 0.1 to 86400")),
-    }
-}
-
-fn parse_u16(s: &str) -> Result<u16, String> {
-    ranged(s, 0, u64::from(u16::MAX)).map(|v| v as u16)
 }
 
 #[derive(Args, Debug)]
@@ -276,7 +226,7 @@ struct SelectArgs {
     #[arg(short = 'c', long, value_name = "FILE")]
     config: Option<String>,
     /// Node port LID (repeatable)
-    #[arg(short = 'l', long, value_name = "LID", value_parser = parse_lid)]
+    #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
     lid: Vec<u16>,
     /// Virtual port number (repeatable)
     #[arg(short = 'v', long, value_name = "N")]
@@ -286,191 +236,18 @@ struct SelectArgs {
     scan: u8,
 }
 
-#[derive(Args, Debug)]
-struct SetArgs {
-    /// Node port LID
-    #[arg(short = 'l', long, value_name = "LID", value_parser = parse_lid)]
-    lid: u16,
-    /// Virtual port number
-    #[arg(short = 'v', long, value_name = "N")]
-    vport: Option<u8>,
-    /// Where the node port sends traps (class port info)
-    #[arg(long, value_name = "LID", value_parser = parse_lid)]
-    trap_lid: Option<u16>,
-    /// Service level of traps
-    #[arg(long, value_name = "SL", value_parser = parse_sc)]
-    trap_sl: Option<u8>,
-    /// Reset the vport to power-on defaults and empty its MAC table
-    #[arg(long)]
-    delete: bool,
-    /// Vesw id
-    #[arg(long, value_name = "ID", value_parser = parse_vesw)]
-    vesw: Option<u16>,
-    /// Fabric id
-    #[arg(long, value_name = "ID", value_parser = parse_fabric)]
-    fabric_id: Option<u16>,
-    /// P_Key
-    #[arg(long, value_name = "PKEY", value_parser = parse_pkey)]
-    pkey: Option<u16>,
-    /// Ethernet MTU
-    #[arg(long, value_name = "MTU", value_parser = parse_mtu)]
-    eth_mtu: Option<u16>,
-    /// Unknown unicast DLIDs, comma separated (the default ports)
-    #[arg(long, value_name = "DLID,...", value_delimiter = ',', value_parser = parse_dlid)]
-    unknown_ucast_dlids: Option<Vec<u32>>,
-    /// Default ports in use (indices), comma separated
-    #[arg(long, value_name = "I,...", value_delimiter = ',', value_parser = parse_def_port)]
-    default_ports: Option<Vec<u8>>,
-    /// Unknown multicast DLID
-    #[arg(long, value_name = "DLID", value_parser = parse_dlid0)]
-    unknown_mcast_dlid: Option<u32>,
-    /// Routing control word (3 bits per class: default 0, ipv4 4,
-    /// ipv4_udp 8, ipv4_tcp 12, ipv6 16, ipv6_tcp 20, ipv6_udp 24)
-    #[arg(long, value_name = "WORD", value_parser = parse_u32)]
-    rc: Option<u32>,
-    /// Port number on the vesw
-    #[arg(long, value_name = "N", value_parser = parse_u32)]
-    port_num: Option<u32>,
-    /// Base MAC address
-    #[arg(long, value_name = "MAC")]
-    mac: Option<Mac>,
-    /// Set the config state to forwarding
-    #[arg(long, conflicts_with = "disable")]
-    enable: bool,
-    /// Set the config state to drop-all
-    #[arg(long)]
-    disable: bool,
-    /// Encapsulation source LID
-    #[arg(long, value_name = "LID", value_parser = parse_dlid)]
-    encap_slid: Option<u32>,
-    /// Write a MAC table entry: INDEX=MAC,DLID[,src]; MAC 0:0:0:0:0:0
-    /// clears the slot (repeatable)
-    #[arg(long = "mac-entry", value_name = "INDEX=MAC,DLID", value_parser = parse_entry)]
-    entries: Vec<EntryArg>,
-    /// Print the result as JSON
-    #[arg(long)]
-    json: bool,
-}
-
-fn parse_u64(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse::<u64>(),
-    };
-    r.map_err(|_| format!("{s:?} is not a number (decimal or 0x hex)"))
-}
-
-fn ranged(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    let v = parse_u64(s)?;
-    if v < lo || v > hi {
-        return Err(format!("{s} is out of range {lo:#x}..={hi:#x}"));
-    }
-    Ok(v)
-}
-
-fn parse_u32(s: &str) -> Result<u32, String> {
-    ranged(s, 0, u64::from(u32::MAX)).map(|v| v as u32)
-}
-
-fn parse_lid(s: &str) -> Result<u16, String> {
-    ranged(s, 1, u64::from(UNICAST_LID_MAX)).map(|v| v as u16)
-}
-
-fn parse_dlid(s: &str) -> Result<u32, String> {
-    ranged(s, 1, u64::from(LID24_MAX)).map(|v| v as u32)
-}
-
-fn parse_dlid0(s: &str) -> Result<u32, String> {
-    ranged(s, 0, u64::from(LID24_MAX)).map(|v| v as u32)
-}
-
-fn parse_vesw(s: &str) -> Result<u16, String> {
-    ranged(s, 0, u64::from(VESW_ID_MAX)).map(|v| v as u16)
-}
-
-fn parse_fabric(s: &str) -> Result<u16, String> {
-    ranged(s, 0, u64::from(FABRIC_ID_MAX)).map(|v| v as u16)
-}
-
-fn parse_sc(s: &str) -> Result<u8, String> {
-    ranged(s, 0, u64::from(SC_VL_MAX)).map(|v| v as u8)
-}
-
-fn parse_def_port(s: &str) -> Result<u8, String> {
-    ranged(s, 0, 15).map(|v| v as u8)
-}
-
-fn parse_pkey(s: &str) -> Result<u16, String> {
-    let v = ranged(s, 0, 0xffff)? as u16;
-    if v & 0x7fff == 0 {
-        return Err(format!("P_Key {v:#06x} has no key part"));
-    }
-    Ok(v)
-}
-
-fn parse_mtu(s: &str) -> Result<u16, String> {
-    ranged(
-        s,
-        u64::from(config::ETH_MIN_MTU),
-        u64::from(opa_wire::vema_info::ETH_MTU_MAX),
-    )
-    .map(|v| v as u16)
-}
-
-fn parse_entry(s: &str) -> Result<EntryArg, String> {
-    let (idx, rest) = s
-        .split_once('=')
-        .ok_or_else(|| format!("{s:?}: expected INDEX=MAC,DLID[,src]"))?;
-    let index = ranged(idx, 0, 2047)? as u16;
-    let mut parts = rest.split(',');
-    let mac: Mac = parts
-        .next()
-        .unwrap_or_default()
-        .parse()
-        .map_err(|e| format!("{e}"))?;
-    let dlid = match parts.next() {
-        Some(d) => ranged(d, 0, u64::from(LID24_MAX))? as u32,
-        None if mac.is_zero() => 0,
-        None => return Err(format!("{s:?}: missing DLID")),
-    };
-    let source = match parts.next() {
-        None => false,
-        Some("src") | Some("source") => true,
-        Some(x) => return Err(format!("{s:?}: unknown flag {x:?} (only \"src\")")),
-    };
-    if parts.next().is_some() {
-        return Err(format!("{s:?}: too many fields"));
-    }
-    if !mac.is_zero() && dlid == 0 {
-        return Err(format!("{s:?}: DLID must not be 0"));
-    }
-    Ok(EntryArg {
-        index,
-        mac,
-        dlid,
-        source,
-    })
-}
-
-fn load(path: &str, err: &mut dyn Write) -> Result<Config, u8> {
-    config::load(path).map_err(|e| {
-        let _ = writeln!(err, "{e}");
-        EXIT_USAGE
-    })
+fn load(path: &str) -> error::Result<Config> {
+    Ok(config::load(path)?)
 }
 
 /// Opens the EM's port; `traps`: listen for traps too (see [`Umad::open`]).
-fn open(g: &Global, err: &mut dyn Write, traps: bool) -> Result<Client<Umad>, u8> {
+fn open(g: &Global, traps: bool) -> error::Result<Client<Umad>> {
     let sel = PortSelect {
         umad: g.umad.clone(),
         hca: g.hca.clone(),
         port: g.port,
     };
-    let umad = Umad::open(&g.sysroot, &sel, traps).map_err(|e| {
-        let _ = writeln!(err, "vnic-em: {e}");
-        EXIT_DEVICE
-    })?;
+    let umad = Umad::open(&g.sysroot, &sel, traps).map_err(|e| Error::Device(e.to_string()))?;
     let policy = Policy {
         timeout: Duration::from_millis(u64::from(g.timeout_ms.max(1))),
         retries: g.retries,
@@ -485,31 +262,32 @@ fn open(g: &Global, err: &mut dyn Write, traps: bool) -> Result<Client<Umad>, u8
 /// A flag that SIGTERM and SIGINT set, for `watch` to stop between two
 /// checks; a second signal ends the process at once, for a `watch` stuck
 /// on a slow fabric.
-fn stop_on_signals(err: &mut dyn Write) -> Result<Arc<AtomicBool>, u8> {
+fn stop_on_signals() -> error::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [SIGTERM, SIGINT] {
         let r = flag::register_conditional_shutdown(sig, 1, Arc::clone(&stop))
             .and_then(|_| flag::register(sig, Arc::clone(&stop)));
         if let Err(e) = r {
-            let _ = writeln!(err, "vnic-em: watch: cannot handle signal {sig}: {e}");
-            return Err(EXIT_DEVICE);
+            return Err(Error::Device(format!(
+                "watch: cannot handle signal {sig}: {e}"
+            )));
         }
     }
     Ok(stop)
 }
 
-fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
+fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
     let g = &cli.global;
-    Ok(match cli.command {
+    match cli.command {
         Command::Validate { file } => {
-            let cfg = load(&file, io.err)?;
-            let _ = writeln!(
+            let cfg = load(&file)?;
+            writeln!(
                 io.out,
                 "{file}: ok ({} vesw(s), {} vport(s))",
                 cfg.vesws.len(),
                 cfg.vports.len()
-            );
-            EXIT_OK
+            )?;
+            Ok(Exit::Ok)
         }
         Command::Apply {
             file,
@@ -518,15 +296,15 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             full_tables,
             json,
         } => {
-            let cfg = load(&file, io.err)?;
-            let mut client = open(g, io.err, false)?;
+            let cfg = load(&file)?;
+            let mut client = open(g, false)?;
             let opts = ApplyOpts {
                 dry_run,
                 check,
                 full_tables,
                 json,
             };
-            cmd::apply(&mut client, &cfg, opts, io)
+            commands::apply(&mut client, &cfg, opts, io)
         }
         Command::Show {
             sel,
@@ -534,7 +312,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             no_counters,
         } => {
             let cfg = match &sel.config {
-                Some(f) => Some(load(f, io.err)?),
+                Some(f) => Some(load(f)?),
                 None => None,
             };
             let s = Select {
@@ -542,12 +320,12 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 vports: sel.vport,
                 scan: sel.scan,
             };
-            let mut client = open(g, io.err, false)?;
-            cmd::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
+            let mut client = open(g, false)?;
+            commands::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
         }
         Command::Counters { sel, json } => {
             let cfg = match &sel.config {
-                Some(f) => Some(load(f, io.err)?),
+                Some(f) => Some(load(f)?),
                 None => None,
             };
             let s = Select {
@@ -555,8 +333,8 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 vports: sel.vport,
                 scan: sel.scan,
             };
-            let mut client = open(g, io.err, false)?;
-            cmd::counters(&mut client, cfg.as_ref(), &s, json, io)
+            let mut client = open(g, false)?;
+            commands::counters(&mut client, cfg.as_ref(), &s, json, io)
         }
         Command::Traps {
             mut arm,
@@ -567,7 +345,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
         } => {
             let mut trap_sl = 0;
             if let Some(f) = &config {
-                let cfg = load(f, io.err)?;
+                let cfg = load(f)?;
                 trap_sl = cfg.em.trap_sl;
                 for p in &cfg.vports {
                     if !arm.contains(&p.lid) {
@@ -577,13 +355,10 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             }
             let timeout = match timeout {
                 Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
-                Some(t) => {
-                    let _ = writeln!(io.err, "vnic-em: traps: bad --timeout {t}");
-                    return Err(EXIT_USAGE);
-                }
+                Some(t) => return Err(Error::Usage(format!("traps: bad --timeout {t}"))),
                 None => None,
             };
-            let mut client = open(g, io.err, true)?;
+            let mut client = open(g, true)?;
             let opts = TrapOpts {
                 arm,
                 trap_sl,
@@ -591,16 +366,16 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 timeout,
                 json,
             };
-            cmd::traps(&mut client, &opts, io)
+            commands::traps(&mut client, &opts, io)
         }
         Command::Watch {
             config,
             interval,
             full_tables,
         } => {
-            let cfg = load(&config, io.err)?;
-            let stop = stop_on_signals(io.err)?;
-            let mut client = open(g, io.err, true)?;
+            let cfg = load(&config)?;
+            let stop = stop_on_signals()?;
+            let mut client = open(g, true)?;
             let opts = WatchOpts {
                 interval,
                 full_tables,
@@ -608,42 +383,16 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
             };
             watch::watch(&mut client, &cfg, &opts, &stop, io)
         }
-        Command::Set(a) => {
-            let opts = SetOpts {
-                lid: a.lid,
-                vport: a.vport,
-                trap_lid: a.trap_lid,
-                trap_sl: a.trap_sl,
-                delete: a.delete,
-                vesw: a.vesw,
-                fabric_id: a.fabric_id,
-                pkey: a.pkey,
-                eth_mtu: a.eth_mtu,
-                unknown_ucast_dlids: a.unknown_ucast_dlids,
-                default_ports: a.default_ports,
-                unknown_mcast_dlid: a.unknown_mcast_dlid,
-                rc: a.rc,
-                port_num: a.port_num,
-                mac: a.mac,
-                enabled: match (a.enable, a.disable) {
-                    (true, _) => Some(true),
-                    (_, true) => Some(false),
-                    _ => None,
-                },
-                encap_slid: a.encap_slid,
-                entries: a.entries,
-                json: a.json,
-            };
+        Command::Set(opts) => {
             if opts
                 .unknown_ucast_dlids
                 .as_ref()
                 .is_some_and(|l| l.len() > 16)
             {
-                let _ = writeln!(io.err, "vnic-em: set: at most 16 unknown unicast DLIDs");
-                return Err(EXIT_USAGE);
+                return Err(Error::Usage("set: at most 16 unknown unicast DLIDs".into()));
             }
-            let mut client = open(g, io.err, false)?;
-            cmd::set(&mut client, &opts, io)
+            let mut client = open(g, false)?;
+            commands::set(&mut client, &opts, io)
         }
         Command::Raw {
             lid,
@@ -661,10 +410,10 @@ fn run(cli: Cli, io: &mut Io<'_>) -> Result<u8, u8> {
                 data: data.0,
                 len,
             };
-            let mut client = open(g, io.err, false)?;
-            cmd::raw(&mut client, &req, io)
+            let mut client = open(g, false)?;
+            commands::raw(&mut client, &req, io)
         }
-    })
+    }
 }
 
 /// The hidden `gen-docs DIR`: added to the parser at run time only, so
@@ -682,19 +431,19 @@ fn gen_docs_command() -> clap::Command {
         )
 }
 
+/// `gen-docs DIR`: writes the files, then lists them on stdout.
 fn gen_docs(dir: &Path) -> ExitCode {
-    match docs::generate(Cli::command(), dir) {
-        Ok(files) => {
+    let r = docs::generate(Cli::command(), dir)
+        .map_err(|e| Error::Device(format!("gen-docs: {}: {e}", dir.display())))
+        .and_then(|files| {
+            let mut out = std::io::stdout().lock();
             for f in files {
-                println!("{}", f.display());
+                writeln!(out, "{}", f.display())?;
             }
-            ExitCode::from(EXIT_OK)
-        }
-        Err(e) => {
-            eprintln!("vnic-em: gen-docs: {}: {e}", dir.display());
-            ExitCode::from(EXIT_DEVICE)
-        }
-    }
+            out.flush()?;
+            Ok(Exit::Ok)
+        });
+    error::finish(r, &mut std::io::stderr().lock()).into()
 }
 
 fn main() -> ExitCode {
@@ -715,7 +464,12 @@ fn main() -> ExitCode {
         Ok(Err(dir)) => return gen_docs(&dir),
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+            let code = if e.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Ok
+            };
+            return code.into();
         }
     };
     let stdout = std::io::stdout();
@@ -726,7 +480,8 @@ fn main() -> ExitCode {
         out: &mut out,
         err: &mut err,
     };
-    let code = run(cli, &mut io).unwrap_or_else(|c| c);
-    let _ = io.out.flush();
-    ExitCode::from(code)
+    // The last of the output is flushed as part of the command: a reader
+    // gone by then is a broken pipe like any other.
+    let r = run(cli, &mut io).and_then(|code| Ok(io.out.flush().map(|()| code)?));
+    error::finish(r, io.err).into()
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Which vports `watch` must configure again, and why, from a plan
-//! ([`crate::cmd::make_plan`]) of what differs between the fabric and the
+//! ([`crate::plan::make_plan`]) of what differs between the fabric and the
 //! config.
 //!
 //! A vport drifts from the config when its node reboots or its driver is
@@ -14,7 +14,7 @@
 
 use std::fmt;
 
-use crate::cmd::{Action, Step};
+use crate::plan::{Action, Step};
 
 /// Why a vport or node port needs its configuration again.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,9 +133,9 @@ mod tests {
 
     use super::*;
     use crate::client::{Client, Policy};
-    use crate::cmd::{make_plan, send_steps};
     use crate::config::{parse, Config};
     use crate::fake::FakeFabric;
+    use crate::plan::{make_plan, send_steps};
 
     const CFG: &str = r#"
 [[vesw]]

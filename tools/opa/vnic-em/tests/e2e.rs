@@ -16,11 +16,9 @@ use opa_wire::mad::{
 };
 use opa_wire::vema_info::{VeswPortInfo, ETH_LINK_UP, STATE_DROP_ALL, STATE_FORWARDING};
 use vnic_em::client::{Client, EmError};
-use vnic_em::cmd::{
-    self, ApplyOpts, EntryArg, RawReq, Select, SetOpts, TrapOpts, EXIT_DIFFERS, EXIT_FABRIC,
-    EXIT_OK, EXIT_PARTIAL, EXIT_USAGE,
-};
+use vnic_em::commands::{self, ApplyOpts, EntryArg, RawReq, Select, SetOpts, TrapOpts};
 use vnic_em::config::{parse, Config};
+use vnic_em::error::Exit;
 use vnic_em::fake::FakeFabric;
 use vnic_em::mac::Mac;
 use vnic_em::mad::{Method, Target};
@@ -86,19 +84,19 @@ fn cfg(src: &str) -> Config {
 }
 
 fn apply(c: &mut Client<FakeFabric>, cfg: &Config, opts: ApplyOpts) -> Out {
-    capture(|io| cmd::apply(c, cfg, opts, io))
+    capture(|io| commands::apply(c, cfg, opts, io))
 }
 
 fn applied(c: &mut Client<FakeFabric>) {
     let r = apply(c, &cfg(FABRIC), ApplyOpts::default());
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
 }
 
 #[test]
 fn apply_creates_everything() {
     let mut c = client(fabric());
     let r = apply(&mut c, &cfg(FABRIC), ApplyOpts::default());
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(r.err.is_empty(), "{}", r.err);
     assert!(
         r.out
@@ -154,7 +152,7 @@ fn reapply_sends_nothing() {
     let before_sets = sets(&c);
     let before_gets = c.fabric().count(METHOD_GET);
     let r = apply(&mut c, &cfg(FABRIC), ApplyOpts::default());
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(r.out.contains("nothing to do"), "{}", r.out);
     assert_eq!(r.out.matches("up to date").count(), 3, "{}", r.out);
     assert_eq!(sets(&c), before_sets);
@@ -171,7 +169,7 @@ fn reapply_sends_nothing() {
             ..Default::default()
         },
     );
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert_eq!(sets(&c), before_sets);
 }
 
@@ -194,7 +192,7 @@ fn changed_file_sends_only_the_difference() {
             ..Default::default()
         },
     );
-    assert_eq!(r.code, EXIT_DIFFERS, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Differs, "{}{}", r.out, r.err);
     let r = apply(
         &mut c,
         &cfg2,
@@ -203,7 +201,7 @@ fn changed_file_sends_only_the_difference() {
             ..Default::default()
         },
     );
-    assert_eq!(r.code, EXIT_OK);
+    assert_eq!(r.code, Exit::Ok);
     assert!(
         r.out.contains("4 Set(s) to send (dry run: none sent)"),
         "{}",
@@ -229,7 +227,7 @@ fn changed_file_sends_only_the_difference() {
     );
 
     let r = apply(&mut c, &cfg2, ApplyOpts::default());
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     let new_sets: Vec<(u16, u16, u32)> = c.fabric().log[before..]
         .iter()
         .filter(|r| r.method == METHOD_SET)
@@ -258,7 +256,7 @@ fn changed_file_sends_only_the_difference() {
             ..Default::default()
         },
     );
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
 }
 
 #[test]
@@ -273,7 +271,7 @@ fn apply_json_plan() {
             ..Default::default()
         },
     );
-    assert_eq!(r.code, EXIT_OK);
+    assert_eq!(r.code, Exit::Ok);
     let j: serde_json::Value = serde_json::from_str(&r.out).unwrap();
     assert_eq!(j["dry_run"], true);
     assert_eq!(j["applied"], 0);
@@ -320,7 +318,7 @@ fn dead_node_gives_partial_apply() {
     f.agents.remove(&3);
     let mut c = client(f);
     let r = apply(&mut c, &cfg(FABRIC), ApplyOpts::default());
-    assert_eq!(r.code, EXIT_PARTIAL, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Partial, "{}{}", r.out, r.err);
     assert!(
         r.err
             .contains("Get class port info of LID 0x0003: no response after 4 attempt(s) of 50 ms"),
@@ -332,7 +330,7 @@ fn dead_node_gives_partial_apply() {
     // Nothing reachable: a fabric error, nothing changed.
     let mut c = client(FakeFabric::new(EM_LID));
     let r = apply(&mut c, &cfg(FABRIC), ApplyOpts::default());
-    assert_eq!(r.code, EXIT_FABRIC, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Fabric, "{}{}", r.out, r.err);
     assert_eq!(r.err.lines().count(), 2, "{}", r.err);
 }
 
@@ -347,7 +345,7 @@ fn mad_status_is_reported_with_attribute_and_port() {
         "{}",
         r.err
     );
-    assert_eq!(r.code, EXIT_PARTIAL);
+    assert_eq!(r.code, Exit::Partial);
     assert!(c.fabric().vport(2, 0).is_none());
     assert!(c.fabric().vport(3, 0).is_some());
 
@@ -355,7 +353,7 @@ fn mad_status_is_reported_with_attribute_and_port() {
     let mut c = client(fabric());
     c.fabric_mut().faults.status_for_attr = Some((ATTR_VESWPORT_MAC_ENTRIES, 0x000c));
     let r = apply(&mut c, &cfg(FABRIC), ApplyOpts::default());
-    assert_eq!(r.code, EXIT_PARTIAL);
+    assert_eq!(r.code, Exit::Partial);
     assert!(
         r.err.contains("Set MAC table entries of LID 0x0002 vport 0: MAD status 0x000c (unsupported method/attribute combination)"),
         "{}",
@@ -364,7 +362,7 @@ fn mad_status_is_reported_with_attribute_and_port() {
     assert!(r.out.contains("applied 7 of 8 Set(s)"), "{}", r.out);
     // Applying again repairs it.
     let r = apply(&mut c, &cfg(FABRIC), ApplyOpts::default());
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(r.out.contains("applied 1 of 1 Set(s)"), "{}", r.out);
 }
 
@@ -408,8 +406,8 @@ fn show_json(
     c: &mut Client<FakeFabric>,
     cfg: Option<&Config>,
     sel: &Select,
-) -> (u8, serde_json::Value, String) {
-    let r = capture(|io| cmd::show(c, cfg, sel, true, true, io));
+) -> (Exit, serde_json::Value, String) {
+    let r = capture(|io| commands::show(c, cfg, sel, true, true, io));
     let j = serde_json::from_str(&r.out).unwrap_or(serde_json::Value::Null);
     (r.code, j, r.err)
 }
@@ -420,7 +418,7 @@ fn show_matches_the_config_field_by_field() {
     applied(&mut c);
     let config = cfg(FABRIC);
     let (code, j, err) = show_json(&mut c, Some(&config), &Select::default());
-    assert_eq!(code, EXIT_OK, "{err}");
+    assert_eq!(code, Exit::Ok, "{err}");
     let arr = j.as_array().unwrap();
     assert_eq!(arr.len(), 3);
     for (v, p) in arr.iter().zip(&config.vports) {
@@ -458,7 +456,8 @@ fn show_matches_the_config_field_by_field() {
         assert_eq!(v["iface_ucast_macs"], serde_json::json!([]));
     }
     // The text form names the same things.
-    let r = capture(|io| cmd::show(&mut c, Some(&config), &Select::default(), false, false, io));
+    let r =
+        capture(|io| commands::show(&mut c, Some(&config), &Select::default(), false, false, io));
     assert!(r.out.contains("LID 0x0003 vport 1"), "{}", r.out);
     assert!(r.out.contains("pkey                  0x8020"), "{}", r.out);
     assert!(
@@ -479,7 +478,7 @@ fn show_scans_and_filters() {
         scan: 4,
     };
     let (code, j, _) = show_json(&mut c, None, &sel);
-    assert_eq!(code, EXIT_OK);
+    assert_eq!(code, Exit::Ok);
     let found: Vec<u64> = j
         .as_array()
         .unwrap()
@@ -494,11 +493,11 @@ fn show_scans_and_filters() {
         scan: 0,
     };
     let (code, j, _) = show_json(&mut c, None, &sel);
-    assert_eq!(code, EXIT_OK);
+    assert_eq!(code, Exit::Ok);
     assert_eq!(j[0]["exists"], false);
     // Neither config nor LID: usage error.
-    let r = capture(|io| cmd::show(&mut c, None, &Select::default(), false, true, io));
-    assert_eq!(r.code, EXIT_USAGE);
+    let r = capture(|io| commands::show(&mut c, None, &Select::default(), false, true, io));
+    assert_eq!(r.code, Exit::Usage);
     // Filter a config by LID.
     let config = cfg(FABRIC);
     let sel = Select {
@@ -514,7 +513,7 @@ fn show_scans_and_filters() {
         scan: 0,
     };
     let (code, _, err) = show_json(&mut c, None, &sel);
-    assert_eq!(code, EXIT_FABRIC);
+    assert_eq!(code, Exit::Fabric);
     assert!(
         err.contains("Get vesw port info of LID 0x0007 vport 0: no response"),
         "{err}"
@@ -536,14 +535,14 @@ fn counters_report_the_agent_values() {
         vports: vec![0],
         scan: 0,
     };
-    let r = capture(|io| cmd::counters(&mut c, None, &sel, true, io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::counters(&mut c, None, &sel, true, io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     let j: serde_json::Value = serde_json::from_str(&r.out).unwrap();
     assert_eq!(j[0]["summary"]["tx_packets"], 42);
     assert_eq!(j[0]["summary"]["rx_bytes"], 4096);
     assert_eq!(j[0]["summary"]["vesw_id"], 10);
     assert_eq!(j[0]["errors"]["tx_dlid_zero"], 7);
-    let r = capture(|io| cmd::counters(&mut c, None, &sel, false, io));
+    let r = capture(|io| commands::counters(&mut c, None, &sel, false, io));
     assert!(
         r.out.contains("LID 0x0002 vport 0 (vesw 10, OPA port 1)"),
         "{}",
@@ -556,8 +555,8 @@ fn counters_report_the_agent_values() {
         vports: vec![9],
         scan: 0,
     };
-    let r = capture(|io| cmd::counters(&mut c, None, &sel, false, io));
-    assert_eq!(r.code, EXIT_FABRIC);
+    let r = capture(|io| commands::counters(&mut c, None, &sel, false, io));
+    assert_eq!(r.code, Exit::Fabric);
     assert!(
         r.err
             .contains("Get summary counters of LID 0x0002 vport 9: MAD status 0x001c"),
@@ -580,8 +579,8 @@ fn mac_change_trap_arrives_after_apply() {
         json: true,
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     let t: serde_json::Value = serde_json::from_str(r.out.trim()).unwrap();
     assert_eq!(t["event"], "ucast-mac-change");
     assert_eq!(t["src_lid"], 2);
@@ -614,8 +613,8 @@ fn mac_change_trap_arrives_after_apply() {
         timeout: Some(Duration::from_millis(100)),
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     let lines: Vec<&str> = r.out.lines().collect();
     assert!(lines[0].starts_with("listening for traps at fake fabric LID 0x0001"));
     assert!(
@@ -661,8 +660,8 @@ fn traps_need_the_trap_lid() {
         timeout: Some(Duration::from_millis(20)),
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
-    assert_eq!(r.code, EXIT_FABRIC);
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
+    assert_eq!(r.code, Exit::Fabric);
     assert!(
         r.err.contains("timed out waiting for traps: got 0 of 1"),
         "{}",
@@ -676,20 +675,20 @@ fn traps_need_the_trap_lid() {
         ..Default::default()
     };
     c.fabric_mut().faults.trap_before_next = None;
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
-    assert_eq!(r.code, EXIT_FABRIC);
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
+    assert_eq!(r.code, Exit::Fabric);
     assert_eq!(c.fabric().agents[&2].class_port_info.trap_lid, 1);
     c.fabric_mut().ip_link_set_up(2, 0, false);
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     assert!(r.out.contains("link-status-change"), "{}", r.out);
     // A timeout with no count is a normal end.
     let opts = TrapOpts {
         timeout: Some(Duration::from_millis(5)),
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
-    assert_eq!(r.code, EXIT_OK);
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
+    assert_eq!(r.code, Exit::Ok);
 }
 
 #[test]
@@ -704,8 +703,8 @@ fn trap_in_the_middle_of_a_transaction_is_kept() {
         json: true,
         ..Default::default()
     };
-    let r = capture(|io| cmd::traps(&mut c, &opts, io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::traps(&mut c, &opts, io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     assert!(r.out.contains("\"src_lid\":3"), "{}", r.out);
 }
 
@@ -718,11 +717,11 @@ fn set_one_off_changes() {
         lid: 2,
         vport: Some(0),
         eth_mtu: Some(1500),
-        enabled: Some(false),
+        disable: true,
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::set(&mut c, &o, io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     assert!(r.out.contains("eth_mtu 9000 -> 1500"), "{}", r.out);
     assert!(
         r.out.contains("enabled forwarding -> drop-all"),
@@ -732,7 +731,7 @@ fn set_one_off_changes() {
     assert_eq!(sets(&c), before + 1);
     assert_eq!(c.fabric().vport(2, 0).unwrap().info.vesw.eth_mtu, 1500);
     // The same again sends nothing.
-    let r = capture(|io| cmd::set(&mut c, &o, io));
+    let r = capture(|io| commands::set(&mut c, &o, io));
     assert!(r.out.contains("vesw port info unchanged"), "{}", r.out);
     assert_eq!(sets(&c), before + 1);
 
@@ -759,8 +758,8 @@ fn set_one_off_changes() {
         ..Default::default()
     };
     let old_digest = c.fabric().vport(2, 0).unwrap().info.vport.mac_tbl_digest;
-    let r = capture(|io| cmd::set(&mut c, &o, io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::set(&mut c, &o, io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     let v = c.fabric().vport(2, 0).unwrap();
     let idx: Vec<u16> = v.mac_table.keys().copied().collect();
     assert_eq!(idx, vec![0, 1, 7]);
@@ -777,7 +776,7 @@ fn set_one_off_changes() {
             ..Default::default()
         },
     );
-    assert_eq!(r.code, EXIT_DIFFERS, "{}", r.out);
+    assert_eq!(r.code, Exit::Differs, "{}", r.out);
     applied(&mut c);
     let v = c.fabric().vport(2, 0).unwrap();
     assert_eq!(v.info.vport.mac_tbl_digest, old_digest);
@@ -796,8 +795,8 @@ fn set_trap_delete_and_usage() {
         trap_sl: Some(2),
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::set(&mut c, &o, io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     assert!(
         r.out.contains("LID 0x0003: trap LID 0x44 SL 2"),
         "{}",
@@ -812,8 +811,8 @@ fn set_trap_delete_and_usage() {
         delete: true,
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::set(&mut c, &o, io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     let v = c.fabric().vport(3, 1).unwrap();
     assert_eq!(v.info.vesw.vesw_id, 0);
     assert!(v.mac_table.is_empty());
@@ -824,7 +823,7 @@ fn set_trap_delete_and_usage() {
     assert_eq!(c.fabric().agents[&3].class_port_info.trap_lid, 1);
 
     let r = capture(|io| {
-        cmd::set(
+        commands::set(
             &mut c,
             &SetOpts {
                 lid: 3,
@@ -833,14 +832,14 @@ fn set_trap_delete_and_usage() {
             io,
         )
     });
-    assert_eq!(r.code, EXIT_USAGE);
+    assert_eq!(r.code, Exit::Usage);
     let o = SetOpts {
         lid: 3,
         eth_mtu: Some(2000),
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
-    assert_eq!(r.code, EXIT_USAGE);
+    let r = capture(|io| commands::set(&mut c, &o, io));
+    assert_eq!(r.code, Exit::Usage);
     assert!(r.err.contains("--vport is needed"), "{}", r.err);
     // Deleting a vport that does not exist: the agent's status.
     let o = SetOpts {
@@ -849,8 +848,8 @@ fn set_trap_delete_and_usage() {
         delete: true,
         ..Default::default()
     };
-    let r = capture(|io| cmd::set(&mut c, &o, io));
-    assert_eq!(r.code, EXIT_FABRIC);
+    let r = capture(|io| commands::set(&mut c, &o, io));
+    assert_eq!(r.code, Exit::Fabric);
     assert!(
         r.err
             .contains("Set delete vesw of LID 0x0003 vport 9: MAD status 0x001c"),
@@ -876,7 +875,7 @@ fn big_mac_table_takes_several_mads() {
     let config = cfg(&src);
     let mut c = client(fabric());
     let r = apply(&mut c, &config, ApplyOpts::default());
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     let mac_sets = c
         .fabric()
         .log
@@ -893,12 +892,12 @@ fn big_mac_table_takes_several_mads() {
             ..Default::default()
         },
     );
-    assert_eq!(r.code, EXIT_OK, "{}", r.out);
+    assert_eq!(r.code, Exit::Ok, "{}", r.out);
     // One entry changes: one small Set.
     let before = c.fabric().log.len();
     let config2 = cfg(&src.replace("dlid = 400\n", "dlid = 999\n"));
     let r = apply(&mut c, &config2, ApplyOpts::default());
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(
         r.out.contains("set MAC table slot 144 (1 changed)"),
         "{}",
@@ -931,7 +930,7 @@ fn sample_config_applies_and_reapplies_cleanly() {
             ..Default::default()
         },
     );
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(r.out.contains("8 Set(s) to send"), "{}", r.out);
     assert!(
         r.out.contains(
@@ -941,7 +940,7 @@ fn sample_config_applies_and_reapplies_cleanly() {
         r.out
     );
     let r = apply(&mut c, &config, ApplyOpts::default());
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(r.out.contains("applied 8 of 8 Set(s)"), "{}", r.out);
     let r = apply(
         &mut c,
@@ -951,7 +950,7 @@ fn sample_config_applies_and_reapplies_cleanly() {
             ..Default::default()
         },
     );
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(r.out.contains("nothing to do"), "{}", r.out);
     let v = c.fabric().vport(2, 0).unwrap();
     assert_eq!(v.info.vport.pcp_to_sc_uc, [0, 0, 0, 0, 1, 1, 1, 1]);
@@ -969,16 +968,16 @@ fn raw_prints_status_and_data() {
         ..RawReq::default()
     };
     // Get ClassPortInfo: status 0, base and class version 0x80, cap_mask 0xff01, resp time 18.
-    let r = capture(|io| cmd::raw(&mut c, &raw(0x0001, 0, &[]), io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::raw(&mut c, &raw(0x0001, 0, &[]), io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     assert_eq!(r.out, "status 0x0000\ndata 8080ff0100000012\n");
     // MAC entries of a vport that does not exist: the agent's status, no data.
-    let r = capture(|io| cmd::raw(&mut c, &raw(0x0012, 9, &[0; 8]), io));
-    assert_eq!(r.code, EXIT_OK, "{}", r.err);
+    let r = capture(|io| commands::raw(&mut c, &raw(0x0012, 9, &[0; 8]), io));
+    assert_eq!(r.code, Exit::Ok, "{}", r.err);
     assert_eq!(r.out, "status 0x001c\ndata \n");
     // No such node: a fabric error.
     let r = capture(|io| {
-        cmd::raw(
+        commands::raw(
             &mut c,
             &RawReq {
                 lid: 9,
@@ -987,5 +986,5 @@ fn raw_prints_status_and_data() {
             io,
         )
     });
-    assert_eq!(r.code, EXIT_FABRIC);
+    assert_eq!(r.code, Exit::Fabric);
 }

@@ -17,11 +17,9 @@ use opa_wire::mad::{
 use opa_wire::vema_info::VeswPortInfo;
 use opa_wire::vema_mac::MacTableHdr;
 use vnic_em::client::{Client, EmError, Policy};
-use vnic_em::cmd::{
-    self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts, EXIT_DIFFERS, EXIT_FABRIC, EXIT_OK,
-    EXIT_PARTIAL,
-};
+use vnic_em::commands::{self, ApplyOpts, EntryArg, Io, RawReq, Select, SetOpts};
 use vnic_em::config::{parse, Config};
+use vnic_em::error::Exit;
 use vnic_em::fake::{AnswerSize, FakeFabric, LoggedRequest};
 use vnic_em::mac::Mac;
 use vnic_em::mad::MadSize;
@@ -86,7 +84,7 @@ fn cfg() -> Config {
 }
 
 /// Runs `f`, checks its exit code, returns what it printed.
-fn ok(code: u8, what: &str, f: impl FnOnce(&mut Io<'_>) -> u8) -> String {
+fn ok(code: Exit, what: &str, f: impl FnOnce(&mut Io<'_>) -> vnic_em::error::Result) -> String {
     let r = capture(f);
     assert_eq!(r.code, code, "{what}: {}{}", r.out, r.err);
     r.out
@@ -132,17 +130,17 @@ fn session(c: &mut Client<FakeFabric>) -> Vec<String> {
         check: true,
         ..Default::default()
     };
-    outs.push(ok(EXIT_DIFFERS, "apply --check", |io| {
-        cmd::apply(c, &config, check, io)
+    outs.push(ok(Exit::Differs, "apply --check", |io| {
+        commands::apply(c, &config, check, io)
     }));
-    outs.push(ok(EXIT_OK, "apply", |io| {
-        cmd::apply(c, &config, ApplyOpts::default(), io)
+    outs.push(ok(Exit::Ok, "apply", |io| {
+        commands::apply(c, &config, ApplyOpts::default(), io)
     }));
-    outs.push(ok(EXIT_OK, "apply again", |io| {
-        cmd::apply(c, &config, ApplyOpts::default(), io)
+    outs.push(ok(Exit::Ok, "apply again", |io| {
+        commands::apply(c, &config, ApplyOpts::default(), io)
     }));
-    outs.push(ok(EXIT_OK, "apply --check", |io| {
-        cmd::apply(c, &config, check, io)
+    outs.push(ok(Exit::Ok, "apply --check", |io| {
+        commands::apply(c, &config, check, io)
     }));
     assert!(outs[2].contains("nothing to do"), "{}", outs[2]);
     c.fabric_mut().ip_maddr_add(3, 1, [0x01, 0, 0x5e, 0, 0, 1]);
@@ -158,8 +156,8 @@ fn session(c: &mut Client<FakeFabric>) -> Vec<String> {
         scan: 4,
         ..Select::default()
     };
-    let show = ok(EXIT_OK, "show", |io| {
-        cmd::show(c, Some(&config), &Select::default(), true, true, io)
+    let show = ok(Exit::Ok, "show", |io| {
+        commands::show(c, Some(&config), &Select::default(), true, true, io)
     });
     let v: serde_json::Value = serde_json::from_str(&show).unwrap();
     assert_eq!(v[0]["vesw"]["eth_mtu"], 9000, "{show}");
@@ -170,8 +168,8 @@ fn session(c: &mut Client<FakeFabric>) -> Vec<String> {
     assert_eq!(v[1]["iface_mcast_macs"][0], "01:00:5e:00:00:01", "{show}");
     assert_eq!(v[1]["error_counters"]["rx_runt"], 5, "{show}");
     outs.push(show);
-    outs.push(ok(EXIT_OK, "counters", |io| {
-        cmd::counters(c, None, &all, false, io)
+    outs.push(ok(Exit::Ok, "counters", |io| {
+        commands::counters(c, None, &all, false, io)
     }));
     let set = SetOpts {
         lid: 3,
@@ -186,9 +184,9 @@ fn session(c: &mut Client<FakeFabric>) -> Vec<String> {
         }],
         ..SetOpts::default()
     };
-    outs.push(ok(EXIT_OK, "set", |io| cmd::set(c, &set, io)));
-    outs.push(ok(EXIT_DIFFERS, "apply --check after set", |io| {
-        cmd::apply(c, &config, check, io)
+    outs.push(ok(Exit::Ok, "set", |io| commands::set(c, &set, io)));
+    outs.push(ok(Exit::Differs, "apply --check after set", |io| {
+        commands::apply(c, &config, check, io)
     }));
     let delete = SetOpts {
         lid: 2,
@@ -196,7 +194,9 @@ fn session(c: &mut Client<FakeFabric>) -> Vec<String> {
         delete: true,
         ..SetOpts::default()
     };
-    outs.push(ok(EXIT_OK, "set --delete", |io| cmd::set(c, &delete, io)));
+    outs.push(ok(Exit::Ok, "set --delete", |io| {
+        commands::set(c, &delete, io)
+    }));
     for req in [
         raw(3, false, ATTR_CLASS_PORT_INFO, 0, &[]),
         raw(3, false, ATTR_VESWPORT_INFO, 1, &[]),
@@ -208,7 +208,7 @@ fn session(c: &mut Client<FakeFabric>) -> Vec<String> {
         raw(2, true, ATTR_VESWPORT_SUMMARY_COUNTERS, 0, &[]),
         raw(2, false, 0x0099, 0, &[]),
     ] {
-        outs.push(ok(EXIT_OK, "raw", |io| cmd::raw(c, &req, io)));
+        outs.push(ok(Exit::Ok, "raw", |io| commands::raw(c, &req, io)));
     }
     outs
 }
@@ -293,7 +293,7 @@ fn answers_of_any_size_are_read() {
             // Byte 223 of the data: past the 216 bytes of an IB answer.
             info.vport.non_vlan_vl_mc = 5;
             let set = raw(4, true, ATTR_VESWPORT_INFO, 0, &info.to_bytes());
-            let out = ok(EXIT_OK, "raw set", |io| cmd::raw(&mut c, &set, io));
+            let out = ok(Exit::Ok, "raw set", |io| commands::raw(&mut c, &set, io));
             let mut want = info.to_bytes();
             c.fabric()
                 .vport(4, 0)
@@ -309,12 +309,12 @@ fn answers_of_any_size_are_read() {
             let got = c.get_vport_info(4, 0).unwrap();
             assert_eq!(got.vesw.vesw_id, 7);
             assert_eq!(got.vport.non_vlan_vl_mc, 0, "{answer:?}");
-            let r = capture(|io| cmd::apply(&mut c, &cfg(), ApplyOpts::default(), io));
+            let r = capture(|io| commands::apply(&mut c, &cfg(), ApplyOpts::default(), io));
             if applies {
-                assert_eq!(r.code, EXIT_OK, "{}", r.err);
+                assert_eq!(r.code, Exit::Ok, "{}", r.err);
             } else {
                 // A Set whose answer lost the values is reported.
-                assert_eq!(r.code, EXIT_PARTIAL, "{}", r.err);
+                assert_eq!(r.code, Exit::Partial, "{}", r.err);
                 assert!(r.err.contains("did not take the values"), "{}", r.err);
             }
         }
@@ -324,12 +324,12 @@ fn answers_of_any_size_are_read() {
         let mut f = fabric();
         f.answer_size = AnswerSize::Cut(24);
         let mut c = client(f, size);
-        let r = ok(EXIT_OK, "raw", |io| {
-            cmd::raw(&mut c, &raw(2, false, ATTR_CLASS_PORT_INFO, 0, &[]), io)
+        let r = ok(Exit::Ok, "raw", |io| {
+            commands::raw(&mut c, &raw(2, false, ATTR_CLASS_PORT_INFO, 0, &[]), io)
         });
         assert_eq!(r, "status 0x0000\ndata \n");
-        let r = ok(EXIT_OK, "raw", |io| {
-            cmd::raw(
+        let r = ok(Exit::Ok, "raw", |io| {
+            commands::raw(
                 &mut c,
                 &raw(2, false, ATTR_VESWPORT_ERROR_COUNTERS, 3, &[]),
                 io,
@@ -339,8 +339,9 @@ fn answers_of_any_size_are_read() {
         let e = c.get_mac_entries(2, 0, 0, 125).unwrap_err();
         assert!(matches!(e, EmError::Status { status: 0x001c, .. }), "{e}");
         assert_eq!(c.get_class_port_info(2).unwrap().base_version, 0);
-        let r = capture(|io| cmd::show(&mut c, Some(&cfg()), &Select::default(), false, true, io));
-        assert_eq!(r.code, EXIT_FABRIC, "{}", r.err);
+        let r =
+            capture(|io| commands::show(&mut c, Some(&cfg()), &Select::default(), false, true, io));
+        assert_eq!(r.code, Exit::Fabric, "{}", r.err);
 
         // Less than the MAD header: a clear fabric error, at once.
         let mut f = fabric();
@@ -353,8 +354,9 @@ fn answers_of_any_size_are_read() {
             "{e}"
         );
         assert_eq!(c.stats().sent, 1, "no retry");
-        let r = capture(|io| cmd::raw(&mut c, &raw(2, false, ATTR_CLASS_PORT_INFO, 0, &[]), io));
-        assert_eq!(r.code, EXIT_FABRIC);
+        let r =
+            capture(|io| commands::raw(&mut c, &raw(2, false, ATTR_CLASS_PORT_INFO, 0, &[]), io));
+        assert_eq!(r.code, Exit::Fabric);
         assert!(r.err.contains("bad response"), "{}", r.err);
     }
 }
@@ -372,7 +374,9 @@ fn raw_len_sends_exactly_that() {
             len: Some(40 + 152),
             ..raw(2, true, ATTR_VESWPORT_INFO, 0, &data)
         };
-        ok(EXIT_OK, "raw --len 192", |io| cmd::raw(&mut c, &req, io));
+        ok(Exit::Ok, "raw --len 192", |io| {
+            commands::raw(&mut c, &req, io)
+        });
         assert_eq!(c.fabric().log.last().unwrap().len, 192);
         let v = c.fabric().vport(2, 0).unwrap();
         assert_eq!(v.info.vesw.vesw_id, 0x123);
@@ -383,7 +387,7 @@ fn raw_len_sends_exactly_that() {
                 len: Some(len),
                 ..raw(2, false, ATTR_CLASS_PORT_INFO, 0, &[])
             };
-            let r = ok(EXIT_OK, "raw --len", |io| cmd::raw(&mut c, &req, io));
+            let r = ok(Exit::Ok, "raw --len", |io| commands::raw(&mut c, &req, io));
             assert!(r.starts_with("status 0x0000\ndata 8080ff01"), "{r}");
             assert_eq!(c.fabric().log.last().unwrap().len, len);
         }
@@ -392,8 +396,8 @@ fn raw_len_sends_exactly_that() {
             len: Some(24),
             ..raw(2, false, ATTR_CLASS_PORT_INFO, 0, &[])
         };
-        let r = capture(|io| cmd::raw(&mut c, &req, io));
-        assert_eq!(r.code, EXIT_FABRIC);
+        let r = capture(|io| commands::raw(&mut c, &req, io));
+        assert_eq!(r.code, Exit::Fabric);
         assert!(r.err.contains("write of 24 bytes rejected"), "{}", r.err);
         // Out of range: refused before anything is sent.
         let sent = c.stats().sent;
@@ -402,8 +406,8 @@ fn raw_len_sends_exactly_that() {
                 len: Some(len),
                 ..raw(2, false, ATTR_CLASS_PORT_INFO, 0, &[])
             };
-            let r = capture(|io| cmd::raw(&mut c, &req, io));
-            assert_eq!(r.code, EXIT_FABRIC);
+            let r = capture(|io| commands::raw(&mut c, &req, io));
+            assert_eq!(r.code, Exit::Fabric);
             assert!(r.err.contains("cannot build the request"), "{}", r.err);
         }
         assert_eq!(c.stats().sent, sent);

@@ -14,10 +14,11 @@ use common::{capture, sets, Out};
 
 use opa_wire::mad::METHOD_SET;
 use vnic_em::client::Client;
-use vnic_em::cmd::{self, ApplyOpts, EXIT_OK};
+use vnic_em::commands::watch::{self, Cause, Checked, WatchOpts, Watcher};
+use vnic_em::commands::{self, ApplyOpts};
 use vnic_em::config::{parse, Config};
+use vnic_em::error::Exit;
 use vnic_em::fake::FakeFabric;
-use vnic_em::watch::{self, Cause, Checked, WatchOpts, Watcher};
 
 const FABRIC: &str = r#"
 [[vesw]]
@@ -62,8 +63,8 @@ fn cfg() -> Config {
 
 fn configured() -> Client<FakeFabric> {
     let mut c = client();
-    let r = capture(|io| cmd::apply(&mut c, &cfg(), ApplyOpts::default(), io));
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    let r = capture(|io| commands::apply(&mut c, &cfg(), ApplyOpts::default(), io));
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     c
 }
 
@@ -73,8 +74,8 @@ fn assert_matches(c: &mut Client<FakeFabric>) {
         check: true,
         ..ApplyOpts::default()
     };
-    let r = capture(|io| cmd::apply(c, &cfg(), opts, io));
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    let r = capture(|io| commands::apply(c, &cfg(), opts, io));
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
 }
 
 fn check(w: &mut Watcher<'_>, c: &mut Client<FakeFabric>, cause: Cause) -> (Checked, Out) {
@@ -82,7 +83,7 @@ fn check(w: &mut Watcher<'_>, c: &mut Client<FakeFabric>, cause: Cause) -> (Chec
     let mut done = None;
     let out = capture(|io| {
         done = Some(w.check(c, &[2, 3], cause, &stop, io).unwrap());
-        0
+        Ok(Exit::Ok)
     });
     (done.unwrap(), out)
 }
@@ -214,7 +215,7 @@ fn the_loop_configures_at_start_then_polls() {
     };
     let stop = AtomicBool::new(false);
     let r = capture(|io| watch::watch(&mut c, &cfg, &opts, &stop, io));
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(
         r.out.starts_with(
             "watching 3 vport(s) on 2 node port(s) from fake fabric LID 0x0001, polling every 0.01 s\n"
@@ -247,7 +248,7 @@ fn the_loop_checks_the_node_port_of_a_trap() {
     let stop = AtomicBool::new(false);
     let before = c.fabric().log.len();
     let r = capture(|io| watch::watch(&mut c, &cfg, &opts, &stop, io));
-    assert_eq!(r.code, EXIT_OK, "{}{}", r.out, r.err);
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     let lines: Vec<&str> = r.out.lines().collect();
     assert_eq!(lines.len(), 2, "{}", r.out);
     assert!(lines[1].starts_with("trap: "), "{}", r.out);
@@ -266,7 +267,7 @@ fn the_stop_flag_ends_the_loop() {
     let cfg = cfg();
     let stop = AtomicBool::new(true);
     let r = capture(|io| watch::watch(&mut c, &cfg, &WatchOpts::default(), &stop, io));
-    assert_eq!(r.code, EXIT_OK);
+    assert_eq!(r.code, Exit::Ok);
     assert!(r.out.ends_with("stopping\n"), "{}", r.out);
     assert!(c.fabric().log.is_empty(), "sent nothing");
 }

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use opa_wire::mad::METHOD_SET;
 use vnic_em::client::{Client, Policy};
-use vnic_em::cmd::Io;
+use vnic_em::commands::Io;
+use vnic_em::error::{self, Exit};
 use vnic_em::fake::FakeFabric;
 
 /// The fake fabric of the tests: the EM's port at `em_lid`, and one VEMA agent on each of
@@ -36,14 +37,16 @@ pub fn sets(c: &Client<FakeFabric>) -> usize {
 }
 
 /// A command's exit code, standard output and standard error.
+#[allow(dead_code)]
 pub struct Out {
-    pub code: u8,
+    pub code: Exit,
     pub out: String,
     pub err: String,
 }
 
-/// Runs a command with its output captured.
-pub fn capture(f: impl FnOnce(&mut Io<'_>) -> u8) -> Out {
+#[allow(dead_code)]
+/// Runs a command with its output captured, its error printed as `vnic-em` prints it.
+pub fn capture(f: impl FnOnce(&mut Io<'_>) -> error::Result) -> Out {
     let mut out = Vec::new();
     let mut err = Vec::new();
     let code = {
@@ -51,7 +54,9 @@ pub fn capture(f: impl FnOnce(&mut Io<'_>) -> u8) -> Out {
             out: &mut out,
             err: &mut err,
         };
-        f(&mut io)
+        let r = f(&mut io);
+        // As main prints an error that ends a command.
+        error::finish(r, io.err)
     };
     Out {
         code,

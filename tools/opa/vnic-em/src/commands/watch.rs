@@ -20,11 +20,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::client::{Client, EmError};
-use crate::cmd::{config_lids, make_plan_lids, send_steps, Io, EXIT_DEVICE, EXIT_OK};
 use crate::config::Config;
+use crate::error::{Error, Exit, Result};
 use crate::fabric::Fabric;
+use crate::plan::{config_lids, make_plan_lids, send_steps};
 use crate::repair::repairs;
-use crate::view::{trap_text, trap_view};
+use crate::view::trap::{trap_text, trap_view};
+
+use super::Io;
 
 /// The longest a wait for traps lasts before the stop flag is looked at
 /// again: a signal does not cut a umad wait short.
@@ -118,7 +121,7 @@ impl<'c> Watcher<'c> {
         cause: Cause,
         stop: &AtomicBool,
         io: &mut Io<'_>,
-    ) -> Result<Checked, EmError> {
+    ) -> Result<Checked> {
         let mut done = Checked::default();
         for &lid in lids {
             if stop.load(Ordering::Relaxed) {
@@ -130,9 +133,9 @@ impl<'c> Watcher<'c> {
                 .iter()
                 .position(|e| matches!(e, EmError::Transport(_)))
             {
-                return Err(plan.errors.swap_remove(i));
+                return Err(plan.errors.swap_remove(i).into());
             }
-            self.note_reads(lid, &plan.errors, cause, io);
+            self.note_reads(lid, &plan.errors, cause, io)?;
             if !plan.errors.is_empty() {
                 done.unreadable.push(lid);
             }
@@ -143,11 +146,11 @@ impl<'c> Watcher<'c> {
                     .iter()
                     .position(|e| matches!(e, EmError::Transport(_)))
                 {
-                    return Err(sent.failed.swap_remove(i));
+                    return Err(sent.failed.swap_remove(i).into());
                 }
                 let n = r.steps.len();
                 let who = (r.lid, r.vport);
-                let _ = match sent.failed.first() {
+                match sent.failed.first() {
                     None => {
                         done.repaired.push(who);
                         writeln!(
@@ -167,68 +170,77 @@ impl<'c> Watcher<'c> {
                             sent.applied
                         )
                     }
-                };
-                let _ = io.out.flush();
+                }?;
+                io.out.flush()?;
             }
         }
         Ok(done)
     }
 
     /// Logs a node port that stops answering, or answers again.
-    fn note_reads(&mut self, lid: u16, errors: &[EmError], cause: Cause, io: &mut Io<'_>) {
+    fn note_reads(
+        &mut self,
+        lid: u16,
+        errors: &[EmError],
+        cause: Cause,
+        io: &mut Io<'_>,
+    ) -> std::io::Result<()> {
         match errors.first() {
             Some(e) => {
                 let msg = e.to_string();
                 if self.unreadable.get(&lid) != Some(&msg) {
-                    let _ = writeln!(
+                    writeln!(
                         io.err,
                         "vnic-em: watch: LID {lid:#06x}: cannot read ({cause}): {msg}"
-                    );
-                    let _ = io.err.flush();
+                    )?;
+                    io.err.flush()?;
                     self.unreadable.insert(lid, msg);
                 }
             }
             None => {
                 if self.unreadable.remove(&lid).is_some() {
-                    let _ = writeln!(io.out, "LID {lid:#06x}: answers again");
+                    writeln!(io.out, "LID {lid:#06x}: answers again")?;
                 }
             }
         }
+        Ok(())
     }
 }
 
 /// `vnic-em watch`: checks every node port of `cfg` at once, then at each
 /// poll and after traps, until `stop` is set (by SIGTERM or SIGINT).
-/// Returns [`EXIT_OK`] when stopped, [`EXIT_DEVICE`] when the transport
-/// fails (the service manager starts it again).
+/// Returns [`Exit::Ok`] when stopped, an [`Error::Device`] when the
+/// transport fails (the service manager starts it again), an
+/// [`Error::Output`] when the output cannot be written (the log is gone:
+/// no more repairs that nobody would see).
 pub fn watch<F: Fabric>(
     client: &mut Client<F>,
     cfg: &Config,
     opts: &WatchOpts,
     stop: &AtomicBool,
     io: &mut Io<'_>,
-) -> u8 {
+) -> Result {
     let lids = config_lids(cfg);
     let mut w = Watcher::new(cfg, opts.full_tables);
-    let _ = writeln!(
+    writeln!(
         io.out,
         "watching {} vport(s) on {} node port(s) from {}, polling every {} s",
         cfg.vports.len(),
         lids.len(),
         client.fabric().describe(),
         opts.interval.as_secs_f64()
-    );
-    let _ = io.out.flush();
+    )?;
+    io.out.flush()?;
     let mut checks: u32 = 0;
     let mut polled = false;
     let mut next_poll = Instant::now();
     loop {
         if stop.load(Ordering::Relaxed) {
-            let _ = writeln!(io.out, "stopping");
-            return EXIT_OK;
+            writeln!(io.out, "stopping")?;
+            return Ok(Exit::Ok);
         }
         if opts.max_checks.is_some_and(|m| checks >= m) {
-            return EXIT_OK;
+            return Ok(Exit::Ok);
         }
         let now = Instant::now();
         let (todo, why) = if now >= next_poll {
@@ -245,12 +257,11 @@ pub fn watch<F: Fabric>(
                     }
                     (ours, Cause::Trap)
                 }
-                Err(e) => return transport_failed(io, &e),
+                Err(e) => return Err(transport_failed(e)),
             }
         };
-        if let Err(e) = w.check(client, &todo, why, stop, io) {
-            return transport_failed(io, &e);
-        }
+        w.check(client, &todo, why, stop, io)
+            .map_err(transport_failed)?;
         checks = checks.saturating_add(1);
         if why != Cause::Trap {
             // From the end of the poll: a slow fabric (node ports that
@@ -267,7 +278,7 @@ fn gather_traps<F: Fabric>(
     wait: Duration,
     settle: Duration,
     io: &mut Io<'_>,
-) -> Result<Vec<u16>, EmError> {
+) -> Result<Vec<u16>> {
     let mut from: Vec<u16> = Vec::new();
     let Some(first) = client.wait_trap(wait)? else {
         return Ok(from);
@@ -275,7 +286,7 @@ fn gather_traps<F: Fabric>(
     let until = Instant::now() + settle;
     let mut next = Some(first);
     while let Some(t) = next {
-        let _ = writeln!(io.out, "trap: {}", trap_text(&trap_view(&t)));
+        writeln!(io.out, "trap: {}", trap_text(&trap_view(&t)))?;
         if !from.contains(&t.src_lid) {
             from.push(t.src_lid);
         }
@@ -286,11 +297,14 @@ fn gather_traps<F: Fabric>(
             client.wait_trap(left)?
         };
     }
-    let _ = io.out.flush();
+    io.out.flush()?;
     Ok(from)
 }
 
-fn transport_failed(io: &mut Io<'_>, e: &EmError) -> u8 {
-    let _ = writeln!(io.err, "vnic-em: watch: {e}");
-    EXIT_DEVICE
+/// The error that ends `watch`: the transport's, said as `watch`'s.
+fn transport_failed(e: Error) -> Error {
+    match e {
+        Error::Em(e) => Error::Device(format!("watch: {e}")),
+        e => e,
+    }
 }

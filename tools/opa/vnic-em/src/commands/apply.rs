@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `vnic-em apply`: make the fabric match a config.
+
+use crate::client::{Client, EmError};
+use crate::config::Config;
+use crate::error::{Exit, Result};
+use crate::fabric::Fabric;
+use crate::plan::{make_plan, send_steps};
+use crate::view::plan::{apply_json, step_text, ApplyReport};
+
+use super::{report_err, Io};
+
+/// Options of `apply`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApplyOpts {
+    /// Print the plan, send no Set.
+    pub dry_run: bool,
+    /// Like `dry_run`, and exit with [`Exit::Differs`] if there is any
+    /// Set to send; implies `full_tables`.
+    pub check: bool,
+    /// Read the MAC tables even when their digest matches.
+    pub full_tables: bool,
+    /// Print the plan and result as JSON.
+    pub json: bool,
+}
+
+/// `vnic-em apply`: plan, print, and (unless a dry run) send the Sets.
+pub fn apply<F: Fabric>(
+    client: &mut Client<F>,
+    cfg: &Config,
+    opts: ApplyOpts,
+    io: &mut Io<'_>,
+) -> Result {
+    let full = opts.full_tables || opts.check;
+    let plan = make_plan(client, cfg, full);
+    let read_errors = plan.errors.len();
+    for e in &plan.errors {
+        report_err(io, e)?;
+    }
+    let dry = opts.dry_run || opts.check;
+    let mut statuses: Vec<&str> = vec![if dry { "planned" } else { "pending" }; plan.steps.len()];
+    let mut applied = 0usize;
+    let mut failed: Vec<EmError> = Vec::new();
+    if !opts.json {
+        writeln!(
+            io.out,
+            "EM at {}, {} vport(s) in the config",
+            client.fabric().describe(),
+            cfg.vports.len()
+        )?;
+        for s in &plan.steps {
+            writeln!(io.out, "  {}", step_text(s))?;
+        }
+        for (lid, v) in &plan.up_to_date {
+            writeln!(io.out, "  LID {lid:#06x} vport {v}: up to date")?;
+        }
+    }
+    if !dry {
+        let sent = send_steps(client, &plan.steps);
+        for e in &sent.failed {
+            report_err(io, e)?;
+        }
+        statuses = sent.statuses;
+        applied = sent.applied;
+        failed = sent.failed;
+    }
+    let total = plan.steps.len();
+    if opts.json {
+        let j = apply_json(&ApplyReport {
+            em_lid: client.local_lid(),
+            dry_run: dry,
+            steps: &plan.steps,
+            statuses: &statuses,
+            up_to_date: &plan.up_to_date,
+            applied,
+            read_errors: &plan.errors,
+            set_errors: &failed,
+        });
+        writeln!(
+            io.out,
+            "{}",
+            serde_json::to_string_pretty(&j).unwrap_or_default()
+        )?;
+    } else if dry {
+        match total {
+            0 => writeln!(io.out, "nothing to do"),
+            n => writeln!(io.out, "{n} Set(s) to send (dry run: none sent)"),
+        }?;
+    } else {
+        match total {
+            0 => writeln!(io.out, "nothing to do"),
+            n => writeln!(io.out, "applied {applied} of {n} Set(s)"),
+        }?;
+    }
+    let errors = read_errors + failed.len();
+    Ok(if errors == 0 {
+        if opts.check && total > 0 {
+            Exit::Differs
+        } else {
+            Exit::Ok
+        }
+    } else if applied > 0 {
+        Exit::Partial
+    } else if plan
+        .errors
+        .iter()
+        .chain(&failed)
+        .all(|e| matches!(e, EmError::Transport(_)))
+    {
+        Exit::Device
+    } else {
+        Exit::Fabric
+    })
+}

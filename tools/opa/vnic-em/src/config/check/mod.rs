@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The checks of a parsed config, one function a table: `[em]`
+//! ([`check_em`]), `[[vesw]]` ([`vesw`]: the vesw, its default ports and
+//! routing control, its `[[vesw.mac_table]]`), `[[vport]]` ([`vport`]),
+//! and what spans tables (the size of the MAC tables with the vports'
+//! entries). Every error is kept with its
+//! place; none stops the checking, so one run reports them all.
+
+use std::ops::Range;
+
+use opa_wire::vema_info::{MAC_TBL_MAX_ENTRIES, MAX_NUM_PCP};
+use toml::Spanned;
+
+use super::{
+    line_col, Config, Diag, EmSettings, RawConfig, RawEm, SInt, Vesw, Vport, FABRIC_ID_MAX,
+    SC_VL_MAX, UNICAST_LID_MAX,
+};
+use crate::mac::Mac;
+use vesw::{check_vesw, VeswsSeen};
+use vport::{check_vport, VportsSeen};
+
+mod vesw;
+mod vport;
+
+/// The errors found so far, each with its offset in the file (to sort
+/// them in file order) and its line and column.
+pub(super) struct Checker<'a> {
+    pub(super) src: &'a str,
+    pub(super) diags: Vec<(usize, Diag)>,
+}
+
+impl<'a> Checker<'a> {
+    fn err(&mut self, span: Range<usize>, msg: impl Into<String>) {
+        let (line, col) = line_col(self.src, span.start);
+        self.diags.push((
+            span.start,
+            Diag {
+                line,
+                col,
+                msg: msg.into(),
+            },
+        ));
+    }
+
+    fn line_of(&self, span: &Range<usize>) -> usize {
+        line_col(self.src, span.start).0
+    }
+
+    /// An integer in `lo..=hi`, or an error naming `what`.
+    fn int<T: TryFrom<i64> + Default>(
+        &mut self,
+        v: &SInt,
+        lo: i64,
+        hi: i64,
+        hex: bool,
+        what: &str,
+    ) -> T {
+        let x = *v.get_ref();
+        if x < lo || x > hi {
+            let msg = if hex {
+                format!("{what} must be in {lo:#x}..={hi:#x} (got {x:#x})")
+            } else {
+                format!("{what} must be in {lo}..={hi} (got {x})")
+            };
+            self.err(v.span(), msg);
+            return T::default();
+        }
+        T::try_from(x).unwrap_or_default()
+    }
+
+    fn opt_int<T: TryFrom<i64> + Default>(
+        &mut self,
+        v: &Option<SInt>,
+        lo: i64,
+        hi: i64,
+        hex: bool,
+        what: &str,
+        default: T,
+    ) -> T {
+        match v {
+            Some(v) => self.int(v, lo, hi, hex, what),
+            None => default,
+        }
+    }
+
+    fn mac(&mut self, v: &Spanned<String>, what: &str) -> Option<Mac> {
+        match v.get_ref().parse::<Mac>() {
+            Ok(m) => Some(m),
+            Err(e) => {
+                self.err(v.span(), format!("{what}: {e}"));
+                None
+            }
+        }
+    }
+
+    fn pcp(&mut self, v: &Option<Spanned<Vec<SInt>>>, what: &str) -> [u8; MAX_NUM_PCP] {
+        let mut out = [0u8; MAX_NUM_PCP];
+        let Some(v) = v else {
+            return out;
+        };
+        if v.get_ref().len() != MAX_NUM_PCP {
+            self.err(
+                v.span(),
+                format!(
+                    "{what} must list {MAX_NUM_PCP} values, one per PCP (got {})",
+                    v.get_ref().len()
+                ),
+            );
+            return out;
+        }
+        for (slot, x) in out.iter_mut().zip(v.get_ref()) {
+            *slot = self.int(x, 0, i64::from(SC_VL_MAX), false, what);
+        }
+        out
+    }
+}
+
+/// Checks a whole config and builds it (with placeholders where a value
+/// is wrong: the errors in `c` say the config is not to be used).
+pub(super) fn check(c: &mut Checker<'_>, raw: RawConfig) -> Config {
+    let em = raw.em.as_ref().map(|e| check_em(c, e)).unwrap_or_default();
+    let mut seen = VeswsSeen::default();
+    let vesws: Vec<Vesw> = raw
+        .vesw
+        .iter()
+        .map(|sv| check_vesw(c, sv, &em, &mut seen))
+        .collect();
+    let mut vports_seen = VportsSeen::default();
+    let vports: Vec<Vport> = raw
+        .vport
+        .iter()
+        .map(|sp| check_vport(c, sp, &seen.ids, &mut vports_seen))
+        .collect();
+    check_table_sizes(c, &raw, &vesws, &vports);
+    Config { em, vesws, vports }
+}
+
+/// `[em]`.
+fn check_em(c: &mut Checker<'_>, e: &RawEm) -> EmSettings {
+    EmSettings {
+        fabric_id: c.opt_int(
+            &e.fabric_id,
+            0,
+            i64::from(FABRIC_ID_MAX),
+            true,
+            "fabric_id",
+            0,
+        ),
+        trap_lid: e
+            .trap_lid
+            .as_ref()
+            .map(|v| c.int(v, 1, i64::from(UNICAST_LID_MAX), true, "trap_lid")),
+        trap_sl: c.opt_int(&e.trap_sl, 0, i64::from(SC_VL_MAX), false, "trap_sl", 0),
+    }
+}
+
+/// The MAC table of each vesw with the entries of its vports: the
+/// vports' entries must fit with the explicit ones.
+fn check_table_sizes(c: &mut Checker<'_>, raw: &RawConfig, vesws: &[Vesw], vports: &[Vport]) {
+    for (sv, v) in raw.vesw.iter().zip(vesws) {
+        if !v.mac_table_from_vports {
+            continue;
+        }
+        let explicit: Vec<Mac> = v.mac_table.iter().map(|e| e.mac).collect();
+        let auto = vports
+            .iter()
+            .filter(|p| p.vesw == v.id && !explicit.contains(&p.mac))
+            .count();
+        if v.mac_table.len() + auto > usize::from(MAC_TBL_MAX_ENTRIES) {
+            c.err(
+                sv.span(),
+                format!(
+                    "MAC table of vesw {} needs {} entries, more than {MAC_TBL_MAX_ENTRIES}",
+                    v.id,
+                    v.mac_table.len() + auto
+                ),
+            );
+        }
+    }
+}

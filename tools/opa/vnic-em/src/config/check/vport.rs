@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `[[vport]]`.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use opa_wire::vema_info::MAX_NUM_VPORT;
+use toml::Spanned;
+
+use super::Checker;
+use crate::config::{Qos, RawVport, Vport, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX};
+use crate::mac::Mac;
+
+/// The (LID, vport) pairs, vesw port numbers and MACs met so far, at
+/// which line: each is used once.
+#[derive(Default)]
+pub(super) struct VportsSeen {
+    keys: HashMap<(u16, u8), usize>,
+    port_nums: HashMap<(u16, u32), usize>,
+    macs: HashMap<(u16, Mac), usize>,
+}
+
+/// One `[[vport]]`; `vesw_ids`: the vesws defined.
+pub(super) fn check_vport(
+    c: &mut Checker<'_>,
+    sp: &Spanned<RawVport>,
+    vesw_ids: &HashMap<u16, Range<usize>>,
+    seen: &mut VportsSeen,
+) -> Vport {
+    let p = sp.get_ref();
+    let lid: u16 = c.int(&p.lid, 1, i64::from(UNICAST_LID_MAX), true, "vport lid");
+    let vport: u8 = c.int(
+        &p.vport,
+        0,
+        i64::from(MAX_NUM_VPORT) - 1,
+        false,
+        "vport number",
+    );
+    let here = c.line_of(&sp.span());
+    if let Some(l) = seen.keys.get(&(lid, vport)) {
+        c.err(
+            p.vport.span(),
+            format!("duplicate vport: LID {lid:#06x} vport {vport} already defined at line {l}"),
+        );
+    } else {
+        seen.keys.insert((lid, vport), here);
+    }
+    let vesw: u16 = c.int(&p.vesw, 0, i64::from(VESW_ID_MAX), true, "vesw id");
+    if (0..=i64::from(VESW_ID_MAX)).contains(p.vesw.get_ref()) && !vesw_ids.contains_key(&vesw) {
+        c.err(
+            p.vesw.span(),
+            format!("vesw {vesw} is not defined (add a [[vesw]] with id = {vesw})"),
+        );
+    }
+    let port_num: u32 = c.int(&p.port_num, 0, i64::from(u32::MAX), false, "port_num");
+    if let Some(l) = seen.port_nums.get(&(vesw, port_num)) {
+        c.err(
+            p.port_num.span(),
+            format!("port_num {port_num} of vesw {vesw} already used at line {l}"),
+        );
+    } else {
+        seen.port_nums.insert((vesw, port_num), here);
+    }
+    let parsed = c.mac(&p.mac, "vport mac");
+    let mac = parsed.unwrap_or_default();
+    if parsed.is_none() {
+        // Reported.
+    } else if mac.is_zero() || mac.is_multicast() {
+        c.err(
+            p.mac.span(),
+            format!("vport mac {mac} must be a non-zero unicast address"),
+        );
+    } else if let Some(l) = seen.macs.get(&(vesw, mac)) {
+        c.err(
+            p.mac.span(),
+            format!("duplicate MAC {mac} in vesw {vesw} (first used at line {l})"),
+        );
+    } else {
+        seen.macs.insert((vesw, mac), here);
+    }
+    let encap_slid = c.opt_int(
+        &p.encap_slid,
+        1,
+        i64::from(LID24_MAX),
+        true,
+        "encap_slid",
+        u32::from(lid),
+    );
+    let s = i64::from(SC_VL_MAX);
+    let qos = Qos {
+        pcp_sc_uc: c.pcp(&p.pcp_sc_uc, "pcp_sc_uc"),
+        pcp_vl_uc: c.pcp(&p.pcp_vl_uc, "pcp_vl_uc"),
+        pcp_sc_mc: c.pcp(&p.pcp_sc_mc, "pcp_sc_mc"),
+        pcp_vl_mc: c.pcp(&p.pcp_vl_mc, "pcp_vl_mc"),
+        non_vlan_sc_uc: c.opt_int(&p.non_vlan_sc_uc, 0, s, false, "non_vlan_sc_uc", 0),
+        non_vlan_vl_uc: c.opt_int(&p.non_vlan_vl_uc, 0, s, false, "non_vlan_vl_uc", 0),
+        non_vlan_sc_mc: c.opt_int(&p.non_vlan_sc_mc, 0, s, false, "non_vlan_sc_mc", 0),
+        non_vlan_vl_mc: c.opt_int(&p.non_vlan_vl_mc, 0, s, false, "non_vlan_vl_mc", 0),
+    };
+    Vport {
+        lid,
+        vport,
+        vesw,
+        port_num,
+        mac,
+        enabled: p.enabled.unwrap_or(true),
+        encap_slid,
+        qos,
+    }
+}

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The declarative fabric config (TOML): virtual Ethernet switches, the
+//! virtual ports on node ports, and MAC tables.
+//!
+//! The whole file is checked before anything is sent. Every error names
+//! its line and column: TOML syntax errors and unknown fields come from
+//! the TOML parser, semantic errors (ranges, duplicates, dangling
+//! references, bad MACs) from the spans kept for every value.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use opa_wire::encap::RcClass;
+use opa_wire::vema_info::{MAC_TBL_MAX_ENTRIES, MAX_NUM_PCP};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::mac::Mac;
+
+mod check;
+
+/// Smallest Ethernet MTU a netdev takes (`ETH_MIN_MTU`): the C driver
+/// raises a smaller `eth_mtu` to it.
+pub const ETH_MIN_MTU: u16 = 68;
+/// Largest vesw id (12 bits).
+pub const VESW_ID_MAX: u16 = 0x0fff;
+/// Largest fabric id (10 bits).
+pub const FABRIC_ID_MAX: u16 = 0x03ff;
+/// Largest unicast LID a MAD can be addressed to (16-bit LIDs below the
+/// multicast range).
+pub const UNICAST_LID_MAX: u16 = 0xbfff;
+/// Largest 24-bit OPA LID (DLIDs of the vesw and MAC table).
+pub const LID24_MAX: u32 = 0x00ff_ffff;
+/// Largest SC and VL (5 bits).
+pub const SC_VL_MAX: u8 = 31;
+/// Largest routing control value (3 bits).
+pub const RC_MAX: u8 = 7;
+
+/// One error in a config file, at a line and column (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diag {
+    /// Line (1-based; 0 when the error is not about a place).
+    pub line: usize,
+    /// Column (1-based).
+    pub col: usize,
+    /// The message.
+    pub msg: String,
+}
+
+/// Every error of a config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigErrors {
+    /// The file, as named on the command line.
+    pub path: String,
+    /// The errors, in file order.
+    pub diags: Vec<Diag>,
+}
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.diags.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            if d.line == 0 {
+                write!(f, "{}: error: {}", self.path, d.msg)?;
+            } else {
+                write!(f, "{}:{}:{}: error: {}", self.path, d.line, d.col, d.msg)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigErrors {}
+
+/// 1-based line and column of byte `offset` in `src`.
+pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(src.len());
+    let before = src.get(..offset).unwrap_or(src);
+    let line = before.matches('\n').count() + 1;
+    let col = match before.rfind('\n') {
+        Some(nl) => before.get(nl + 1..).map_or(1, |s| s.chars().count() + 1),
+        None => before.chars().count() + 1,
+    };
+    (line, col)
+}
+
+// ---------------------------------------------------------------------------
+// The file as written.
+
+type SInt = Spanned<i64>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    em: Option<RawEm>,
+    #[serde(default)]
+    vesw: Vec<Spanned<RawVesw>>,
+    #[serde(default)]
+    vport: Vec<Spanned<RawVport>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEm {
+    fabric_id: Option<SInt>,
+    trap_lid: Option<SInt>,
+    trap_sl: Option<SInt>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVesw {
+    id: SInt,
+    name: Option<Spanned<String>>,
+    fabric_id: Option<SInt>,
+    pkey: SInt,
+    eth_mtu: Option<SInt>,
+    unknown_ucast_dlids: Option<Spanned<Vec<SInt>>>,
+    default_ports: Option<Spanned<Vec<SInt>>>,
+    unknown_mcast_dlid: Option<SInt>,
+    routing_control: Option<RawRc>,
+    mac_table_from_vports: Option<bool>,
+    #[serde(default)]
+    mac_table: Vec<Spanned<RawMacEntry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRc {
+    default: Option<SInt>,
+    ipv4: Option<SInt>,
+    ipv4_udp: Option<SInt>,
+    ipv4_tcp: Option<SInt>,
+    ipv6: Option<SInt>,
+    ipv6_tcp: Option<SInt>,
+    ipv6_udp: Option<SInt>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMacEntry {
+    index: Option<SInt>,
+    mac: Spanned<String>,
+    mask: Option<Spanned<String>>,
+    dlid: SInt,
+    source: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVport {
+    lid: SInt,
+    vport: SInt,
+    vesw: SInt,
+    port_num: SInt,
+    mac: Spanned<String>,
+    enabled: Option<bool>,
+    encap_slid: Option<SInt>,
+    pcp_sc_uc: Option<Spanned<Vec<SInt>>>,
+    pcp_vl_uc: Option<Spanned<Vec<SInt>>>,
+    pcp_sc_mc: Option<Spanned<Vec<SInt>>>,
+    pcp_vl_mc: Option<Spanned<Vec<SInt>>>,
+    non_vlan_sc_uc: Option<SInt>,
+    non_vlan_vl_uc: Option<SInt>,
+    non_vlan_sc_mc: Option<SInt>,
+    non_vlan_vl_mc: Option<SInt>,
+}
+
+// ---------------------------------------------------------------------------
+// The checked config.
+
+/// EM-wide settings (`[em]`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EmSettings {
+    /// Fabric id of every vesw that does not set its own.
+    pub fabric_id: u16,
+    /// Where agents send traps; `None`: the EM's own LID.
+    pub trap_lid: Option<u16>,
+    /// Service level of traps.
+    pub trap_sl: u8,
+}
+
+/// Routing control: a 3-bit RC per traffic class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RoutingControl {
+    /// Anything but IPv4 and IPv6.
+    pub default: u8,
+    /// IPv4, neither TCP nor UDP.
+    pub ipv4: u8,
+    /// IPv4 UDP.
+    pub ipv4_udp: u8,
+    /// IPv4 TCP.
+    pub ipv4_tcp: u8,
+    /// IPv6, neither TCP nor UDP.
+    pub ipv6: u8,
+    /// IPv6 TCP.
+    pub ipv6_tcp: u8,
+    /// IPv6 UDP.
+    pub ipv6_udp: u8,
+}
+
+impl RoutingControl {
+    fn pairs(&self) -> [(RcClass, u8); 7] {
+        [
+            (RcClass::Default, self.default),
+            (RcClass::Ipv4, self.ipv4),
+            (RcClass::Ipv4Udp, self.ipv4_udp),
+            (RcClass::Ipv4Tcp, self.ipv4_tcp),
+            (RcClass::Ipv6, self.ipv6),
+            (RcClass::Ipv6Tcp, self.ipv6_tcp),
+            (RcClass::Ipv6Udp, self.ipv6_udp),
+        ]
+    }
+
+    /// The vesw `rc` word.
+    pub fn word(&self) -> u32 {
+        self.pairs()
+            .iter()
+            .fold(0u32, |w, (c, v)| w | (u32::from(*v & RC_MAX) << c.shift()))
+    }
+
+    /// The classes of an `rc` word (bits outside the seven 3-bit fields
+    /// are dropped).
+    pub fn from_word(w: u32) -> Self {
+        let f = |c: RcClass| ((w >> c.shift()) & u32::from(RC_MAX)) as u8;
+        RoutingControl {
+            default: f(RcClass::Default),
+            ipv4: f(RcClass::Ipv4),
+            ipv4_udp: f(RcClass::Ipv4Udp),
+            ipv4_tcp: f(RcClass::Ipv4Tcp),
+            ipv6: f(RcClass::Ipv6),
+            ipv6_tcp: f(RcClass::Ipv6Tcp),
+            ipv6_udp: f(RcClass::Ipv6Udp),
+        }
+    }
+}
+
+/// An explicit MAC table entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MacEntryCfg {
+    /// Table slot; `None`: the next free one.
+    pub index: Option<u16>,
+    /// The address.
+    pub mac: Mac,
+    /// The address mask (stored by the driver, not used for lookups).
+    pub mask: Mac,
+    /// Where frames to `mac` go (24-bit LID).
+    pub dlid: u32,
+    /// A source MAC entry (side data bit 5): never used as destination.
+    pub source: bool,
+}
+
+/// A virtual Ethernet switch (`[[vesw]]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vesw {
+    /// Vesw id (12 bits).
+    pub id: u16,
+    /// A name for people.
+    pub name: String,
+    /// Fabric id (10 bits).
+    pub fabric_id: u16,
+    /// Partition key.
+    pub pkey: u16,
+    /// Ethernet MTU.
+    pub eth_mtu: u16,
+    /// DLIDs for unknown unicast destinations, by default port index.
+    pub unknown_ucast_dlids: Vec<u32>,
+    /// The default ports in use (indices into `unknown_ucast_dlids`).
+    pub default_ports: Vec<u8>,
+    /// DLID for unknown multicast and broadcast.
+    pub unknown_mcast_dlid: u32,
+    /// Routing control.
+    pub rc: RoutingControl,
+    /// Add an entry for the MAC of every vport of this vesw to the table.
+    pub mac_table_from_vports: bool,
+    /// Explicit MAC table entries.
+    pub mac_table: Vec<MacEntryCfg>,
+}
+
+impl Vesw {
+    /// `def_port_mask`: bit i for each default port i.
+    pub fn def_port_mask(&self) -> u16 {
+        self.default_ports.iter().fold(0u16, |m, &p| {
+            m | 1u16.checked_shl(u32::from(p)).unwrap_or(0)
+        })
+    }
+}
+
+/// SC and VL settings of a vport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Qos {
+    /// SC by PCP, unicast.
+    pub pcp_sc_uc: [u8; MAX_NUM_PCP],
+    /// VL by PCP, unicast.
+    pub pcp_vl_uc: [u8; MAX_NUM_PCP],
+    /// SC by PCP, multicast.
+    pub pcp_sc_mc: [u8; MAX_NUM_PCP],
+    /// VL by PCP, multicast.
+    pub pcp_vl_mc: [u8; MAX_NUM_PCP],
+    /// SC of untagged unicast.
+    pub non_vlan_sc_uc: u8,
+    /// VL of untagged unicast.
+    pub non_vlan_vl_uc: u8,
+    /// SC of untagged multicast.
+    pub non_vlan_sc_mc: u8,
+    /// VL of untagged multicast.
+    pub non_vlan_vl_mc: u8,
+}
+
+/// A virtual port (`[[vport]]`): one VNIC netdev on a node port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vport {
+    /// LID of the node port (where the MADs go).
+    pub lid: u16,
+    /// Virtual port number on that node port (attribute modifier).
+    pub vport: u8,
+    /// Vesw id it belongs to.
+    pub vesw: u16,
+    /// Port number on the vesw.
+    pub port_num: u32,
+    /// Base MAC address.
+    pub mac: Mac,
+    /// Forwarding (true) or drop-all.
+    pub enabled: bool,
+    /// Source LID of encapsulated packets (default: `lid`).
+    pub encap_slid: u32,
+    /// SC and VL settings.
+    pub qos: Qos,
+}
+
+/// A checked config.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    /// EM settings.
+    pub em: EmSettings,
+    /// Virtual Ethernet switches, in file order.
+    pub vesws: Vec<Vesw>,
+    /// Virtual ports, in file order.
+    pub vports: Vec<Vport>,
+}
+
+impl Config {
+    /// The vesw with id `id`.
+    pub fn vesw(&self, id: u16) -> Option<&Vesw> {
+        self.vesws.iter().find(|v| v.id == id)
+    }
+}
+
+/// Parses and checks a config; every error found, in file order.
+pub fn parse(src: &str) -> Result<Config, Vec<Diag>> {
+    let raw: RawConfig = match toml::from_str(src) {
+        Ok(r) => r,
+        Err(e) => {
+            let (line, col) = e.span().map(|s| line_col(src, s.start)).unwrap_or((0, 0));
+            return Err(vec![Diag {
+                line,
+                col,
+                msg: e.message().trim().to_string(),
+            }]);
+        }
+    };
+    let mut c = check::Checker {
+        src,
+        diags: Vec::new(),
+    };
+    let cfg = check::check(&mut c, raw);
+    if c.diags.is_empty() {
+        Ok(cfg)
+    } else {
+        c.diags.sort_by_key(|(off, _)| *off);
+        Err(c.diags.into_iter().map(|(_, d)| d).collect())
+    }
+}
+
+/// Reads, parses and checks the config file at `path`.
+pub fn load(path: &str) -> Result<Config, ConfigErrors> {
+    let src = std::fs::read_to_string(path).map_err(|e| ConfigErrors {
+        path: path.to_string(),
+        diags: vec![Diag {
+            line: 0,
+            col: 0,
+            msg: format!("cannot read: {e}"),
+        }],
+    })?;
+    parse(&src).map_err(|diags| ConfigErrors {
+        path: path.to_string(),
+        diags,
+    })
+}
+
+/// The MAC table a vesw's vports get: explicit entries at their index,
+/// the others in the first free slots in file order, then (if
+/// `mac_table_from_vports`) one entry per vport of the vesw whose MAC is
+/// not listed, pointing at its encap SLID.
+pub fn vesw_mac_table(cfg: &Config, vesw: &Vesw) -> BTreeMap<u16, MacEntryCfg> {
+    let mut out: BTreeMap<u16, MacEntryCfg> = BTreeMap::new();
+    for e in vesw.mac_table.iter().filter(|e| e.index.is_some()) {
+        if let Some(i) = e.index {
+            out.insert(i, *e);
+        }
+    }
+    let mut next: u16 = 0;
+    let mut place = |out: &mut BTreeMap<u16, MacEntryCfg>, e: MacEntryCfg| {
+        while next < MAC_TBL_MAX_ENTRIES && out.contains_key(&next) {
+            next += 1;
+        }
+        if next < MAC_TBL_MAX_ENTRIES {
+            out.insert(
+                next,
+                MacEntryCfg {
+                    index: Some(next),
+                    ..e
+                },
+            );
+        }
+    };
+    for e in vesw.mac_table.iter().filter(|e| e.index.is_none()) {
+        place(&mut out, *e);
+    }
+    if vesw.mac_table_from_vports {
+        for p in cfg.vports.iter().filter(|p| p.vesw == vesw.id) {
+            if vesw.mac_table.iter().any(|e| e.mac == p.mac) {
+                continue;
+            }
+            place(
+                &mut out,
+                MacEntryCfg {
+                    index: None,
+                    mac: p.mac,
+                    mask: Mac::ALL_ONES,
+                    dlid: p.encap_slid,
+                    source: false,
+                },
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
