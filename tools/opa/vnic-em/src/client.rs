@@ -209,6 +209,11 @@ impl<F: Fabric> Client<F> {
         &mut self.fabric
     }
 
+    /// How requests are sent.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
     /// What was sent so far.
     pub fn stats(&self) -> Stats {
         self.stats

@@ -181,6 +181,10 @@ pub struct FakeFabric {
     pub sa: Option<SaHook>,
     /// SA requests sent.
     pub sa_requests: u32,
+    /// The SM moves a node port: at the SA request of this number (from 1), the VEMA agent
+    /// at the first LID moves to the second, before the SA answers (the hook's fabric must
+    /// move it too).
+    pub move_at_sa_request: Option<(u32, u16, u16)>,
 }
 
 /// An SA of the fake fabric (the host tests plug opasim's own in); clones share it.
@@ -217,6 +221,7 @@ impl FakeFabric {
             hi_tid: 0x0000_0007,
             sa: None,
             sa_requests: 0,
+            move_at_sa_request: None,
         }
     }
 
@@ -545,6 +550,11 @@ impl Fabric for FakeFabric {
         _timeout: Duration,
     ) -> Result<Option<Vec<u8>>, FabricError> {
         self.sa_requests = self.sa_requests.saturating_add(1);
+        if let Some((n, from, to)) = self.move_at_sa_request {
+            if n == self.sa_requests {
+                self.move_node(from, to);
+            }
+        }
         match self.sa.as_mut() {
             Some(sa) => Ok((sa.0.borrow_mut())(mad)),
             None => Err(FabricError::Device(

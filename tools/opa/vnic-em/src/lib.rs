@@ -25,6 +25,7 @@ pub mod fabric;
 pub mod fake;
 pub mod mac;
 pub mod mad;
+pub mod names;
 pub mod plan;
 pub mod repair;
 pub mod sa;

@@ -19,11 +19,14 @@ use signal_hook::flag;
 use vnic_em::args;
 use vnic_em::client::{Client, Policy};
 use vnic_em::commands::watch::{self, WatchOpts};
-use vnic_em::commands::{self, ApplyOpts, Io, RawReq, Select, SetOpts, TrapOpts};
+use vnic_em::commands::{
+    self, ApplyOpts, DiscoverFormat, DiscoverOpts, Io, RawReq, Select, SetOpts, TrapOpts,
+};
 use vnic_em::config::{self, Config};
 use vnic_em::docs;
 use vnic_em::error::{self, Error, Exit};
 use vnic_em::mad::MadSize;
+use vnic_em::names::{self, NamesError};
 use vnic_em::umad::{PortSelect, Umad};
 
 const EXIT_CODES: &str = "\
@@ -122,6 +125,20 @@ enum Command {
         /// Print the plan and result as JSON
         #[arg(long)]
         json: bool,
+    },
+    /// List the fabric's node ports a VNIC driver serves, from the subnet
+    /// administrator: port GUID, LID, node description
+    #[command(after_help = EXIT_CODES)]
+    Discover {
+        /// Every port, not only those a VNIC driver serves
+        #[arg(long)]
+        all: bool,
+        /// Print JSON, one object a port
+        #[arg(long, conflicts_with = "config")]
+        json: bool,
+        /// Print a starting config: a vport on each port, named by GUID
+        #[arg(long)]
+        config: bool,
     },
     /// Check a config file without touching the fabric
     #[command(after_help = EXIT_CODES)]
@@ -240,6 +257,38 @@ fn load(path: &str) -> error::Result<Config> {
     Ok(config::load(path)?)
 }
 
+/// `cfg` (read from `path`) with its node names resolved through the SA of the client's
+/// port; with `tell`, one line on `out` for each name.
+fn resolved(
+    client: &mut Client<Umad>,
+    cfg: Config,
+    path: &str,
+    tell: bool,
+    io: &mut Io<'_>,
+) -> error::Result<Config> {
+    if cfg.names.is_empty() {
+        return Ok(cfg);
+    }
+    let pol = *client.policy();
+    let r =
+        names::resolve(client.fabric_mut(), &cfg, path, pol.timeout, pol.retries).map_err(|e| {
+            match e {
+                NamesError::Sa(m) => Error::Fabric(m),
+                NamesError::Config(c) => Error::Config(c),
+            }
+        })?;
+    if tell {
+        for (n, node) in &r.nodes {
+            writeln!(
+                io.out,
+                "{path}:{}: {} is LID {:#06x} (port GUID {:#018x}, \"{}\")",
+                n.line, n.name, node.lid, node.port_guid, node.desc
+            )?;
+        }
+    }
+    Ok(r.cfg)
+}
+
 /// Opens the EM's port; `traps`: listen for traps too (see [`Umad::open`]).
 fn open(g: &Global, traps: bool) -> error::Result<Client<Umad>> {
     let sel = PortSelect {
@@ -298,6 +347,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
         } => {
             let cfg = load(&file)?;
             let mut client = open(g, false)?;
+            let cfg = resolved(&mut client, cfg, &file, !json, io)?;
             let opts = ApplyOpts {
                 dry_run,
                 check,
@@ -321,6 +371,10 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                 scan: sel.scan,
             };
             let mut client = open(g, false)?;
+            let cfg = match (cfg, &sel.config) {
+                (Some(c), Some(f)) => Some(resolved(&mut client, c, f, false, io)?),
+                _ => None,
+            };
             commands::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
         }
         Command::Counters { sel, json } => {
@@ -334,6 +388,10 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                 scan: sel.scan,
             };
             let mut client = open(g, false)?;
+            let cfg = match (cfg, &sel.config) {
+                (Some(c), Some(f)) => Some(resolved(&mut client, c, f, false, io)?),
+                _ => None,
+            };
             commands::counters(&mut client, cfg.as_ref(), &s, json, io)
         }
         Command::Traps {
@@ -344,8 +402,13 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             json,
         } => {
             let mut trap_sl = 0;
-            if let Some(f) = &config {
-                let cfg = load(f)?;
+            let cfg = match &config {
+                Some(f) => Some((load(f)?, f)),
+                None => None,
+            };
+            let mut client = open(g, true)?;
+            if let Some((cfg, f)) = cfg {
+                let cfg = resolved(&mut client, cfg, f, false, io)?;
                 trap_sl = cfg.em.trap_sl;
                 for p in &cfg.vports {
                     if !arm.contains(&p.lid) {
@@ -358,7 +421,6 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                 Some(t) => return Err(Error::Usage(format!("traps: bad --timeout {t}"))),
                 None => None,
             };
-            let mut client = open(g, true)?;
             let opts = TrapOpts {
                 arm,
                 trap_sl,
@@ -379,9 +441,19 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             let opts = WatchOpts {
                 interval,
                 full_tables,
+                config_path: config.clone(),
                 ..WatchOpts::default()
             };
             watch::watch(&mut client, &cfg, &opts, &stop, io)
+        }
+        Command::Discover { all, json, config } => {
+            let mut client = open(g, false)?;
+            let format = match (json, config) {
+                (true, _) => DiscoverFormat::Json,
+                (_, true) => DiscoverFormat::Config,
+                _ => DiscoverFormat::Text,
+            };
+            commands::discover(&mut client, &DiscoverOpts { all, format }, io)
         }
         Command::Set(opts) => {
             if opts

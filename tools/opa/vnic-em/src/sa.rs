@@ -32,12 +32,16 @@ pub enum NodeRef {
 
 impl NodeRef {
     /// Reads a `node = "..."` value: `0x` and 16 hexadecimal digits is a GUID, anything else
-    /// a node description. `None` for an empty or over-long (64 bytes) description.
+    /// a node description. `None` for an empty or over-long (64 bytes) description, and for
+    /// `0x` and hexadecimal digits not 16 of them (a GUID mistyped, not a description).
     pub fn parse(s: &str) -> Option<NodeRef> {
         let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"));
         if let Some(h) = hex {
-            if h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return u64::from_str_radix(h, 16).ok().map(NodeRef::Guid);
+            if !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return match h.len() {
+                    16 => u64::from_str_radix(h, 16).ok().map(NodeRef::Guid),
+                    _ => None,
+                };
             }
         }
         (!s.is_empty() && s.len() <= 64).then(|| NodeRef::Desc(s.to_owned()))
@@ -72,7 +76,8 @@ pub struct SaNode {
 }
 
 impl SaNode {
-    fn from_record(r: &NodeRecord) -> SaNode {
+    /// The node port a NodeRecord describes (not yet known to carry VNIC).
+    pub fn from_record(r: &NodeRecord) -> SaNode {
         SaNode {
             lid: u16::try_from(r.lid).unwrap_or(0),
             port_guid: r.port_guid,
@@ -360,7 +365,11 @@ mod tests {
             NodeRef::parse("0x0011750101000001"),
             Some(NodeRef::Guid(0x0011_7501_0100_0001))
         );
-        assert_eq!(NodeRef::parse("0x11"), Some(NodeRef::Desc("0x11".into())));
+        assert_eq!(NodeRef::parse("0x11"), None, "a GUID mistyped");
+        assert_eq!(
+            NodeRef::parse("0xhost"),
+            Some(NodeRef::Desc("0xhost".into()))
+        );
         assert_eq!(
             NodeRef::parse("hostA hfi1_0"),
             Some(NodeRef::Desc("hostA hfi1_0".into()))

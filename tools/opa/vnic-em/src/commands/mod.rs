@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The commands, over any [`Fabric`], one a module as cargo's are:
-//! `apply`, `show`, `counters`, `traps`, `watch`, `set` and `raw`. Each
+//! `apply`, `show`, `counters`, `discover`, `traps`, `watch`, `set` and `raw`. Each
 //! writes its report to `out` and the errors it goes on after to `err`,
 //! and returns its exit code, or the error that stopped it
 //! ([`crate::error`]). A write that fails stops it: nothing more is sent
@@ -11,6 +11,7 @@
 
 pub mod apply;
 pub mod counters;
+pub mod discover;
 pub mod raw;
 pub mod set;
 pub mod show;
@@ -31,6 +32,7 @@ use crate::view::{
 
 pub use apply::{apply, ApplyOpts};
 pub use counters::counters;
+pub use discover::{discover, DiscoverFormat, DiscoverOpts};
 pub use raw::{raw, RawReq};
 pub use set::{set, EntryArg, SetOpts};
 pub use show::show;

@@ -14,6 +14,7 @@
 //! cannot be read is one line on `err` when it stops answering and one on
 //! `out` when it answers again, not one per poll.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +24,7 @@ use crate::client::{Client, EmError};
 use crate::config::Config;
 use crate::error::{Error, Exit, Result};
 use crate::fabric::Fabric;
+use crate::names::{self, NamesError, Resolved};
 use crate::plan::{config_lids, make_plan_lids, send_steps};
 use crate::repair::repairs;
 use crate::view::trap::{trap_text, trap_view};
@@ -46,6 +48,8 @@ pub struct WatchOpts {
     /// Stop after this many checks (a test aid; the command line never
     /// sets it).
     pub max_checks: Option<u32>,
+    /// The config file, for the lines of its node names in messages.
+    pub config_path: String,
 }
 
 impl Default for WatchOpts {
@@ -55,6 +59,7 @@ impl Default for WatchOpts {
             settle: Duration::from_millis(500),
             full_tables: false,
             max_checks: None,
+            config_path: String::from("config"),
         }
     }
 }
@@ -93,7 +98,8 @@ pub struct Checked {
 
 /// The state `watch` keeps between checks.
 pub struct Watcher<'c> {
-    cfg: &'c Config,
+    /// The config as given, or as resolved at the last poll (names to LIDs).
+    cfg: Cow<'c, Config>,
     full_tables: bool,
     /// The last read error of each node port that does not answer: it is
     /// logged when it starts, not at every poll.
@@ -104,10 +110,15 @@ impl<'c> Watcher<'c> {
     /// A watcher of `cfg`.
     pub fn new(cfg: &'c Config, full_tables: bool) -> Self {
         Watcher {
-            cfg,
+            cfg: Cow::Borrowed(cfg),
             full_tables,
             unreadable: BTreeMap::new(),
         }
+    }
+
+    /// Checks against `cfg` from now on: the config resolved again after a LID change.
+    pub fn set_config(&mut self, cfg: Config) {
+        self.cfg = Cow::Owned(cfg);
     }
 
     /// Reads the node ports `lids` one by one and re-applies the config
@@ -127,7 +138,7 @@ impl<'c> Watcher<'c> {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let mut plan = make_plan_lids(client, self.cfg, &[lid], self.full_tables);
+            let mut plan = make_plan_lids(client, &self.cfg, &[lid], self.full_tables);
             if let Some(i) = plan
                 .errors
                 .iter()
@@ -220,8 +231,16 @@ pub fn watch<F: Fabric>(
     stop: &AtomicBool,
     io: &mut Io<'_>,
 ) -> Result {
-    let lids = config_lids(cfg);
+    let mut lids = config_lids(cfg);
     let mut w = Watcher::new(cfg, opts.full_tables);
+    let mut names = NameWatch::default();
+    if !cfg.names.is_empty() {
+        lids.clear();
+        if let Some(r) = names.poll(client, cfg, &opts.config_path, Cause::Start, io)? {
+            lids = config_lids(&r);
+            w.set_config(r);
+        }
+    }
     writeln!(
         io.out,
         "watching {} vport(s) on {} node port(s) from {}, polling every {} s",
@@ -246,6 +265,17 @@ pub fn watch<F: Fabric>(
         let (todo, why) = if now >= next_poll {
             let why = if polled { Cause::Poll } else { Cause::Start };
             polled = true;
+            if why == Cause::Poll && !cfg.names.is_empty() {
+                // The LIDs of now: the SM may have moved a node since the last poll.
+                match names.poll(client, cfg, &opts.config_path, why, io)? {
+                    Some(r) => {
+                        lids = config_lids(&r);
+                        w.set_config(r);
+                    }
+                    None if names.current.is_none() => lids.clear(),
+                    None => {}
+                }
+            }
             (lids.clone(), why)
         } else {
             let wait = (next_poll - now).min(STOP_POLL);
@@ -268,6 +298,69 @@ pub fn watch<F: Fabric>(
             // time out) never makes polls back to back.
             next_poll = Instant::now() + opts.interval;
         }
+    }
+}
+
+/// The names of the config as last resolved, and the last resolution error (logged when it
+/// starts, not at every poll).
+#[derive(Default)]
+struct NameWatch {
+    current: Option<Resolved>,
+    failing: Option<String>,
+}
+
+impl NameWatch {
+    /// Resolves the names of `cfg` again; the resolved config if it differs from the last
+    /// one, after a line for each node port whose LID changed. While the SA cannot be asked,
+    /// or a name gives no port, the last resolution stays.
+    fn poll<F: Fabric>(
+        &mut self,
+        client: &mut Client<F>,
+        cfg: &Config,
+        path: &str,
+        why: Cause,
+        io: &mut Io<'_>,
+    ) -> Result<Option<Config>> {
+        let pol = *client.policy();
+        let r = match names::resolve(client.fabric_mut(), cfg, path, pol.timeout, pol.retries) {
+            Ok(r) => r,
+            Err(e) => {
+                let msg = match e {
+                    NamesError::Sa(m) => m,
+                    NamesError::Config(c) => c.to_string(),
+                };
+                if self.failing.as_ref() != Some(&msg) {
+                    writeln!(io.err, "vnic-em: watch: {msg}")?;
+                    io.err.flush()?;
+                    self.failing = Some(msg);
+                }
+                return Ok(None);
+            }
+        };
+        if self.failing.take().is_some() {
+            writeln!(io.out, "{path}: every node name resolves again")?;
+        }
+        if self.current.as_ref() == Some(&r) {
+            return Ok(None);
+        }
+        if let Some(old) = &self.current {
+            let mut told = Vec::new();
+            for ((name, now), (_, before)) in r.nodes.iter().zip(&old.nodes) {
+                // One line a node, at the first line that names it.
+                if now.lid != before.lid && !told.contains(&&name.name) {
+                    told.push(&name.name);
+                    writeln!(
+                        io.out,
+                        "{} (line {}): LID {:#06x} -> {:#06x}, {why}: re-applying what points to it",
+                        name.name, name.line, before.lid, now.lid
+                    )?;
+                }
+            }
+        }
+        let out = r.cfg.clone();
+        self.current = Some(r);
+        io.out.flush()?;
+        Ok(Some(out))
     }
 }
 

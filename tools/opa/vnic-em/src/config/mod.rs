@@ -17,6 +17,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::mac::Mac;
+use crate::sa::NodeRef;
 
 mod check;
 
@@ -119,6 +120,7 @@ struct RawVesw {
     pkey: SInt,
     eth_mtu: Option<SInt>,
     unknown_ucast_dlids: Option<Spanned<Vec<SInt>>>,
+    unknown_ucast_nodes: Option<Spanned<Vec<Spanned<String>>>>,
     default_ports: Option<Spanned<Vec<SInt>>>,
     unknown_mcast_dlid: Option<SInt>,
     routing_control: Option<RawRc>,
@@ -145,14 +147,16 @@ struct RawMacEntry {
     index: Option<SInt>,
     mac: Spanned<String>,
     mask: Option<Spanned<String>>,
-    dlid: SInt,
+    dlid: Option<SInt>,
+    node: Option<Spanned<String>>,
     source: Option<bool>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawVport {
-    lid: SInt,
+    lid: Option<SInt>,
+    node: Option<Spanned<String>>,
     vport: SInt,
     vesw: SInt,
     port_num: SInt,
@@ -247,8 +251,10 @@ pub struct MacEntryCfg {
     pub mac: Mac,
     /// The address mask (stored by the driver, not used for lookups).
     pub mask: Mac,
-    /// Where frames to `mac` go (24-bit LID).
+    /// Where frames to `mac` go (24-bit LID); for a `node` entry, its LID once resolved.
     pub dlid: u32,
+    /// The node port the entry points to, by name (an index into [`Config::names`]).
+    pub node: Option<usize>,
     /// A source MAC entry (side data bit 5): never used as destination.
     pub source: bool,
 }
@@ -268,6 +274,9 @@ pub struct Vesw {
     pub eth_mtu: u16,
     /// DLIDs for unknown unicast destinations, by default port index.
     pub unknown_ucast_dlids: Vec<u32>,
+    /// The node ports of `unknown_ucast_dlids` given by name (`unknown_ucast_nodes`), in
+    /// the same order (indices into [`Config::names`]); empty when they are LIDs.
+    pub unknown_ucast_nodes: Vec<usize>,
     /// The default ports in use (indices into `unknown_ucast_dlids`).
     pub default_ports: Vec<u8>,
     /// DLID for unknown multicast and broadcast.
@@ -313,8 +322,11 @@ pub struct Qos {
 /// A virtual port (`[[vport]]`): one VNIC netdev on a node port.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Vport {
-    /// LID of the node port (where the MADs go).
+    /// LID of the node port (where the MADs go); for a `node` vport, its LID once resolved
+    /// (0 before).
     pub lid: u16,
+    /// The node port by name (an index into [`Config::names`]).
+    pub node: Option<usize>,
     /// Virtual port number on that node port (attribute modifier).
     pub vport: u8,
     /// Vesw id it belongs to.
@@ -327,6 +339,8 @@ pub struct Vport {
     pub enabled: bool,
     /// Source LID of encapsulated packets (default: `lid`).
     pub encap_slid: u32,
+    /// `encap_slid` was given: it does not follow the node's LID.
+    pub encap_slid_set: bool,
     /// SC and VL settings.
     pub qos: Qos,
 }
@@ -340,6 +354,21 @@ pub struct Config {
     pub vesws: Vec<Vesw>,
     /// Virtual ports, in file order.
     pub vports: Vec<Vport>,
+    /// The node ports named by port GUID or node description (`node = "..."`), in file
+    /// order: resolved to LIDs through the SA before the config is used
+    /// ([`crate::names`]).
+    pub names: Vec<NodeName>,
+}
+
+/// A node port named in the config, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeName {
+    /// The name.
+    pub name: NodeRef,
+    /// Line of the name in the file (1-based).
+    pub line: usize,
+    /// Column (1-based).
+    pub col: usize,
 }
 
 impl Config {
@@ -365,6 +394,7 @@ pub fn parse(src: &str) -> Result<Config, Vec<Diag>> {
     let mut c = check::Checker {
         src,
         diags: Vec::new(),
+        names: Vec::new(),
     };
     let cfg = check::check(&mut c, raw);
     if c.diags.is_empty() {
@@ -432,6 +462,7 @@ pub fn vesw_mac_table(cfg: &Config, vesw: &Vesw) -> BTreeMap<u16, MacEntryCfg> {
                     mac: p.mac,
                     mask: Mac::ALL_ONES,
                     dlid: p.encap_slid,
+                    node: None,
                     source: false,
                 },
             );

@@ -13,10 +13,11 @@ use opa_wire::vema_info::{MAC_TBL_MAX_ENTRIES, MAX_NUM_PCP};
 use toml::Spanned;
 
 use super::{
-    line_col, Config, Diag, EmSettings, RawConfig, RawEm, SInt, Vesw, Vport, FABRIC_ID_MAX,
-    SC_VL_MAX, UNICAST_LID_MAX,
+    line_col, Config, Diag, EmSettings, NodeName, RawConfig, RawEm, SInt, Vesw, Vport,
+    FABRIC_ID_MAX, SC_VL_MAX, UNICAST_LID_MAX,
 };
 use crate::mac::Mac;
+use crate::sa::NodeRef;
 use vesw::{check_vesw, VeswsSeen};
 use vport::{check_vport, VportsSeen};
 
@@ -28,6 +29,8 @@ mod vport;
 pub(super) struct Checker<'a> {
     pub(super) src: &'a str,
     pub(super) diags: Vec<(usize, Diag)>,
+    /// The node ports named so far (`node = "..."`).
+    pub(super) names: Vec<NodeName>,
 }
 
 impl<'a> Checker<'a> {
@@ -84,6 +87,28 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A node port's name: a port GUID (`0x` and 16 hexadecimal digits) or a node
+    /// description; its index in [`Checker::names`].
+    fn node(&mut self, v: &Spanned<String>, what: &str) -> Option<usize> {
+        match NodeRef::parse(v.get_ref()) {
+            Some(name) => {
+                let (line, col) = line_col(self.src, v.span().start);
+                self.names.push(NodeName { name, line, col });
+                Some(self.names.len() - 1)
+            }
+            None => {
+                self.err(
+                    v.span(),
+                    format!(
+                        "{what}: a port GUID (0x and 16 hexadecimal digits) or a node \
+                         description of 1 to 64 bytes"
+                    ),
+                );
+                None
+            }
+        }
+    }
+
     fn mac(&mut self, v: &Spanned<String>, what: &str) -> Option<Mac> {
         match v.get_ref().parse::<Mac>() {
             Ok(m) => Some(m),
@@ -133,7 +158,12 @@ pub(super) fn check(c: &mut Checker<'_>, raw: RawConfig) -> Config {
         .map(|sp| check_vport(c, sp, &seen.ids, &mut vports_seen))
         .collect();
     check_table_sizes(c, &raw, &vesws, &vports);
-    Config { em, vesws, vports }
+    Config {
+        em,
+        vesws,
+        vports,
+        names: std::mem::take(&mut c.names),
+    }
 }
 
 /// `[em]`.

@@ -83,7 +83,7 @@ pub(super) fn check_vesw(
         1500,
     );
 
-    let (ucast, default_ports) = check_default_ports(c, v);
+    let (ucast, ucast_nodes, default_ports) = check_default_ports(c, v);
     let unknown_mcast_dlid = c.opt_int(
         &v.unknown_mcast_dlid,
         0,
@@ -105,6 +105,7 @@ pub(super) fn check_vesw(
         pkey,
         eth_mtu,
         unknown_ucast_dlids: ucast,
+        unknown_ucast_nodes: ucast_nodes,
         default_ports,
         unknown_mcast_dlid,
         rc,
@@ -113,10 +114,35 @@ pub(super) fn check_vesw(
     }
 }
 
-/// A vesw's `unknown_ucast_dlids` and the `default_ports` that index
-/// them (all of them if not given).
-fn check_default_ports(c: &mut Checker<'_>, v: &RawVesw) -> (Vec<u32>, Vec<u8>) {
+/// A vesw's `unknown_ucast_dlids` (or `unknown_ucast_nodes`, by name: their DLIDs are 0 until
+/// resolved), the names, and the `default_ports` that index them (all of them if not given).
+fn check_default_ports(c: &mut Checker<'_>, v: &RawVesw) -> (Vec<u32>, Vec<usize>, Vec<u8>) {
     let mut ucast = Vec::new();
+    let mut nodes = Vec::new();
+    if let Some(l) = &v.unknown_ucast_nodes {
+        if v.unknown_ucast_dlids.is_some() {
+            c.err(
+                l.span(),
+                "give the unknown unicast destinations by `unknown_ucast_dlids` or by \
+                 `unknown_ucast_nodes`, not both",
+            );
+        } else if l.get_ref().len() > VESW_MAX_NUM_DEF_PORT {
+            c.err(
+                l.span(),
+                format!(
+                    "at most {VESW_MAX_NUM_DEF_PORT} unknown_ucast_nodes (default ports), got {}",
+                    l.get_ref().len()
+                ),
+            );
+        } else {
+            for n in l.get_ref() {
+                if let Some(i) = c.node(n, "unknown unicast node") {
+                    nodes.push(i);
+                    ucast.push(0);
+                }
+            }
+        }
+    }
     if let Some(l) = &v.unknown_ucast_dlids {
         if l.get_ref().len() > VESW_MAX_NUM_DEF_PORT {
             c.err(
@@ -163,7 +189,7 @@ fn check_default_ports(c: &mut Checker<'_>, v: &RawVesw) -> (Vec<u32>, Vec<u8>) 
             }
         }
     }
-    (ucast, default_ports)
+    (ucast, nodes, default_ports)
 }
 
 /// A vesw's `routing_control`.
@@ -229,12 +255,33 @@ fn check_mac_table(c: &mut Checker<'_>, sv: &Spanned<RawVesw>) -> Vec<MacEntryCf
             Some(m) => c.mac(m, "MAC table mask").unwrap_or(Mac::ALL_ONES),
             None => Mac::ALL_ONES,
         };
-        let dlid = c.int(&e.dlid, 1, i64::from(LID24_MAX), true, "MAC table DLID");
+        let (dlid, node) = match (&e.dlid, &e.node) {
+            (Some(d), None) => (
+                c.int(d, 1, i64::from(LID24_MAX), true, "MAC table DLID"),
+                None,
+            ),
+            (None, Some(n)) => (0, c.node(n, "MAC table node")),
+            (Some(_), Some(n)) => {
+                c.err(
+                    n.span(),
+                    "give the entry's destination by `dlid` or by `node`, not both",
+                );
+                (0, None)
+            }
+            (None, None) => {
+                c.err(
+                    se.span(),
+                    "MAC table entry: missing `node` (port GUID or node description) or `dlid`",
+                );
+                (0, None)
+            }
+        };
         table.push(MacEntryCfg {
             index,
             mac,
             mask,
             dlid,
+            node,
             source: e.source.unwrap_or(false),
         });
     }

@@ -29,7 +29,28 @@ pub(super) fn check_vport(
     seen: &mut VportsSeen,
 ) -> Vport {
     let p = sp.get_ref();
-    let lid: u16 = c.int(&p.lid, 1, i64::from(UNICAST_LID_MAX), true, "vport lid");
+    // The node port: by LID, or by name (resolved through the SA before use).
+    let (lid, node): (u16, Option<usize>) = match (&p.lid, &p.node) {
+        (Some(l), None) => (
+            c.int(l, 1, i64::from(UNICAST_LID_MAX), true, "vport lid"),
+            None,
+        ),
+        (None, Some(n)) => (0, c.node(n, "vport node")),
+        (Some(_), Some(n)) => {
+            c.err(
+                n.span(),
+                "give the vport's node port by `lid` or by `node`, not both",
+            );
+            (0, None)
+        }
+        (None, None) => {
+            c.err(
+                sp.span(),
+                "vport: missing `node` (port GUID or node description) or `lid`",
+            );
+            (0, None)
+        }
+    };
     let vport: u8 = c.int(
         &p.vport,
         0,
@@ -38,13 +59,18 @@ pub(super) fn check_vport(
         "vport number",
     );
     let here = c.line_of(&sp.span());
-    if let Some(l) = seen.keys.get(&(lid, vport)) {
-        c.err(
-            p.vport.span(),
-            format!("duplicate vport: LID {lid:#06x} vport {vport} already defined at line {l}"),
-        );
-    } else {
-        seen.keys.insert((lid, vport), here);
+    // Named vports are checked for duplicates once their LIDs are known.
+    if node.is_none() && lid != 0 {
+        if let Some(l) = seen.keys.get(&(lid, vport)) {
+            c.err(
+                p.vport.span(),
+                format!(
+                    "duplicate vport: LID {lid:#06x} vport {vport} already defined at line {l}"
+                ),
+            );
+        } else {
+            seen.keys.insert((lid, vport), here);
+        }
     }
     let vesw: u16 = c.int(&p.vesw, 0, i64::from(VESW_ID_MAX), true, "vesw id");
     if (0..=i64::from(VESW_ID_MAX)).contains(p.vesw.get_ref()) && !vesw_ids.contains_key(&vesw) {
@@ -100,12 +126,14 @@ pub(super) fn check_vport(
     };
     Vport {
         lid,
+        node,
         vport,
         vesw,
         port_num,
         mac,
         enabled: p.enabled.unwrap_or(true),
         encap_slid,
+        encap_slid_set: p.encap_slid.is_some(),
         qos,
     }
 }

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Node ports named in the config (`node = "0x0011750101000001"`, `node = "hostA hfi1_0"`)
+//! resolved to the LIDs the subnet manager gave them, at every use of the config: apply,
+//! show, counters, traps, and every poll of watch, since the SM may reassign a LID at any
+//! time (a restart, a re-cabled node) and nothing tells the EM.
+//!
+//! One NodeRecord table from the SA per resolution; every name is matched in it, so a name
+//! no port has, or a description two ports share, is an error at the config line that uses
+//! it, and nothing is sent to any node port. Resolved, the config reads as if written with
+//! LIDs: the vport's `lid`, its `encap_slid` unless given, the MAC table entries and the
+//! unknown unicast DLIDs that point to the node.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::config::{Config, ConfigErrors, Diag, NodeName};
+use crate::fabric::Fabric;
+use crate::sa::{NodeRef, SaClient, SaNode};
+
+/// A config with every name resolved, and what each name was found to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The config, with LIDs where it had names.
+    pub cfg: Config,
+    /// Each name of [`Config::names`] and its node port, in file order.
+    pub nodes: Vec<(NodeName, SaNode)>,
+}
+
+/// The node port a name gives among `nodes`, or why none.
+fn find<'n>(name: &NodeRef, nodes: &'n [SaNode]) -> Result<&'n SaNode, String> {
+    let hits: Vec<&SaNode> = nodes
+        .iter()
+        .filter(|n| match name {
+            NodeRef::Lid(l) => n.lid == *l,
+            NodeRef::Guid(g) => n.port_guid == *g,
+            NodeRef::Desc(d) => n.desc == *d,
+        })
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok(one),
+        [] => Err(format!(
+            "no port of the fabric is {name} (the SA knows no such node; `vnic-em discover` \
+             lists them)"
+        )),
+        many => {
+            let ports: Vec<String> = many
+                .iter()
+                .map(|n| format!("GUID {:#018x} LID {:#06x}", n.port_guid, n.lid))
+                .collect();
+            Err(format!(
+                "{} ports are {name} ({}): name the port by GUID",
+                many.len(),
+                ports.join(", ")
+            ))
+        }
+    }
+}
+
+/// Resolves the names of `cfg` among `nodes` (the SA's table); the errors name the lines of
+/// `path`.
+pub fn resolve_in(cfg: &Config, nodes: &[SaNode], path: &str) -> Result<Resolved, ConfigErrors> {
+    let mut diags = Vec::new();
+    let mut found: Vec<Option<&SaNode>> = Vec::with_capacity(cfg.names.len());
+    for n in &cfg.names {
+        match find(&n.name, nodes) {
+            Ok(node) if node.lid != 0 => found.push(Some(node)),
+            Ok(_) => {
+                diags.push(diag(
+                    n,
+                    format!("{} has no LID (its port is not up)", n.name),
+                ));
+                found.push(None);
+            }
+            Err(msg) => {
+                diags.push(diag(n, msg));
+                found.push(None);
+            }
+        }
+    }
+    let lid_of = |i: Option<usize>| {
+        i.and_then(|i| found.get(i).copied().flatten())
+            .map(|n| n.lid)
+    };
+    let mut out = cfg.clone();
+    for p in &mut out.vports {
+        if let Some(lid) = lid_of(p.node) {
+            p.lid = lid;
+            if !p.encap_slid_set {
+                p.encap_slid = u32::from(lid);
+            }
+        }
+    }
+    for v in &mut out.vesws {
+        for e in &mut v.mac_table {
+            if let Some(lid) = lid_of(e.node) {
+                e.dlid = u32::from(lid);
+            }
+        }
+        for (d, &i) in v.unknown_ucast_dlids.iter_mut().zip(&v.unknown_ucast_nodes) {
+            if let Some(lid) = lid_of(Some(i)) {
+                *d = u32::from(lid);
+            }
+        }
+    }
+    // Two names (or a name and a LID) for one node port's same vport.
+    let mut seen: HashMap<(u16, u8), usize> = HashMap::new();
+    for (i, p) in out.vports.iter().enumerate() {
+        if p.lid == 0 {
+            continue;
+        }
+        if let Some(&j) = seen.get(&(p.lid, p.vport)) {
+            if let Some(n) = p.node.and_then(|k| cfg.names.get(k)) {
+                diags.push(diag(
+                    n,
+                    format!(
+                        "{} is LID {:#06x}, whose vport {} the vport #{} of the file already \
+                         configures",
+                        n.name,
+                        p.lid,
+                        p.vport,
+                        j + 1
+                    ),
+                ));
+            }
+        } else {
+            seen.insert((p.lid, p.vport), i);
+        }
+    }
+    if !diags.is_empty() {
+        diags.sort_by_key(|d| (d.line, d.col));
+        return Err(ConfigErrors {
+            path: path.to_owned(),
+            diags,
+        });
+    }
+    let nodes = cfg
+        .names
+        .iter()
+        .zip(found)
+        .filter_map(|(n, f)| Some((n.clone(), f?.clone())))
+        .collect();
+    Ok(Resolved { cfg: out, nodes })
+}
+
+fn diag(n: &NodeName, msg: String) -> Diag {
+    Diag {
+        line: n.line,
+        col: n.col,
+        msg,
+    }
+}
+
+/// Why the names of a config cannot be resolved.
+#[derive(Debug)]
+pub enum NamesError {
+    /// The SA could not be asked (no SM, no answer): a fabric error.
+    Sa(String),
+    /// Some names give no port, or more than one: errors of the config.
+    Config(ConfigErrors),
+}
+
+/// Resolves the names of `cfg` (read from `path`) through the SA of `fabric`; a config
+/// without names is returned as it is, and the SA is not asked.
+pub fn resolve<F: Fabric>(
+    fabric: &mut F,
+    cfg: &Config,
+    path: &str,
+    timeout: Duration,
+    retries: u32,
+) -> Result<Resolved, NamesError> {
+    if cfg.names.is_empty() {
+        return Ok(Resolved {
+            cfg: cfg.clone(),
+            nodes: Vec::new(),
+        });
+    }
+    let table = SaClient::new(fabric, timeout, retries)
+        .node_table()
+        .map_err(|e| {
+            NamesError::Sa(format!(
+                "{path}: cannot resolve {} node name(s): {e}",
+                cfg.names.len()
+            ))
+        })?;
+    let nodes: Vec<SaNode> = table.iter().map(SaNode::from_record).collect();
+    resolve_in(cfg, &nodes, path).map_err(NamesError::Config)
+}
