@@ -275,3 +275,24 @@ fn discover_lists_vnic_ports_and_starts_a_config() {
         r.err
     );
 }
+
+#[test]
+fn a_node_the_sa_knows_but_whose_vema_agent_does_not_answer() {
+    // hostC is on the fabric (the SA has it) but runs no VNIC driver: no VEMA agent at LID 4.
+    let (mut c, view) = fabric();
+    view.borrow_mut().ports.push(port(3, 4, "hostC hfi1_0"));
+    let with_c = format!(
+        "{NAMED}\n[[vport]]\nnode = \"hostC hfi1_0\"\nvport = 0\nvesw = 10\nport_num = 3\n\
+         mac = \"02:00:00:00:04:00\"\n"
+    );
+    let cfg = parse(&with_c).unwrap();
+    let pol = *c.policy();
+    let r = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap();
+    assert_eq!(r.cfg.vports[2].lid, 4);
+    let out = capture(|io| commands::apply(&mut c, &r.cfg, ApplyOpts::default(), io));
+    // The others are configured; the silent one is named, and exit 3 says the fabric is
+    // half-applied.
+    assert_eq!(out.code, Exit::Partial, "{}{}", out.out, out.err);
+    assert!(out.err.contains("LID 0x0004"), "{}", out.err);
+    assert_eq!(c.fabric().agents[&3].vports[&0].info.vport.encap_slid, 3);
+}
