@@ -8,6 +8,10 @@ OPA_KERNEL_DEB_VERSION=${OPA_KERNEL_DEB_VERSION:-6.12.117-1~deb12u1}
 # source (the rustup toolchain on PATH has no rust-src, so it cannot build
 # kernel Rust).
 OPA_RUSTC_DEB_VERSION=${OPA_RUSTC_DEB_VERSION:-1.96.0+dfsg1-1~deb12u2}
+# Debian 13's own rustc-web of the same Rust release: the out-of-tree build
+# on a Debian 13 host uses it against headers made with Debian 12's (Rust
+# metadata must come from the same compiler version).
+OPA_RUSTC_DEB13_VERSION=${OPA_RUSTC_DEB13_VERSION:-1.96.0+dfsg1-1~deb13u1+b1}
 # 6.12 needs bindgen >= 0.65.1; Debian's 0.60 is too old.
 OPA_BINDGEN_VERSION=${OPA_BINDGEN_VERSION:-0.70.1}
 OPA_LLVM_SUFFIX=-19
