@@ -236,8 +236,13 @@ struct SelectArgs {
     scan: u8,
 }
 
-fn load(path: &str) -> error::Result<Config> {
-    Ok(config::load(path)?)
+/// Loads a config; its warnings go to stderr, before anything is sent.
+fn load(path: &str, io: &mut Io<'_>) -> error::Result<Config> {
+    let cfg = config::load(path)?;
+    for w in &cfg.warnings {
+        writeln!(io.err, "{}", w.text(path, "warning"))?;
+    }
+    Ok(cfg)
 }
 
 /// Opens the EM's port; `traps`: listen for traps too (see [`Umad::open`]).
@@ -280,10 +285,14 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
     let g = &cli.global;
     match cli.command {
         Command::Validate { file } => {
-            let cfg = load(&file)?;
+            let cfg = load(&file, io)?;
+            let warnings = match cfg.warnings.len() {
+                0 => String::new(),
+                n => format!(", {n} warning(s)"),
+            };
             writeln!(
                 io.out,
-                "{file}: ok ({} vesw(s), {} vport(s))",
+                "{file}: ok ({} vesw(s), {} vport(s){warnings})",
                 cfg.vesws.len(),
                 cfg.vports.len()
             )?;
@@ -296,7 +305,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             full_tables,
             json,
         } => {
-            let cfg = load(&file)?;
+            let cfg = load(&file, io)?;
             let mut client = open(g, false)?;
             let opts = ApplyOpts {
                 dry_run,
@@ -312,7 +321,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             no_counters,
         } => {
             let cfg = match &sel.config {
-                Some(f) => Some(load(f)?),
+                Some(f) => Some(load(f, io)?),
                 None => None,
             };
             let s = Select {
@@ -325,7 +334,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
         }
         Command::Counters { sel, json } => {
             let cfg = match &sel.config {
-                Some(f) => Some(load(f)?),
+                Some(f) => Some(load(f, io)?),
                 None => None,
             };
             let s = Select {
@@ -345,7 +354,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
         } => {
             let mut trap_sl = 0;
             if let Some(f) = &config {
-                let cfg = load(f)?;
+                let cfg = load(f, io)?;
                 trap_sl = cfg.em.trap_sl;
                 for p in &cfg.vports {
                     if !arm.contains(&p.lid) {
@@ -373,7 +382,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             interval,
             full_tables,
         } => {
-            let cfg = load(&config)?;
+            let cfg = load(&config, io)?;
             let stop = stop_on_signals()?;
             let mut client = open(g, true)?;
             let opts = WatchOpts {
