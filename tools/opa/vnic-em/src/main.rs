@@ -122,6 +122,11 @@ enum Command {
         /// Print the plan and result as JSON
         #[arg(long)]
         json: bool,
+        /// Print exactly the Sets apply would send, each with the values
+        /// it changes (old -> new, the old as read from the fabric); send
+        /// none
+        #[arg(long, conflicts_with = "json")]
+        diff: bool,
     },
     /// Check a config file without touching the fabric
     #[command(after_help = EXIT_CODES)]
@@ -304,6 +309,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             check,
             full_tables,
             json,
+            diff,
         } => {
             let cfg = load(&file, io)?;
             let mut client = open(g, false)?;
@@ -312,6 +318,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                 check,
                 full_tables,
                 json,
+                diff,
             };
             commands::apply(&mut client, &cfg, opts, io)
         }

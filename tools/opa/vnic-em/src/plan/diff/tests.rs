@@ -32,6 +32,7 @@ fn digest_only() {
         vec![MacSet {
             offset: 0,
             entries: vec![],
+            cur: vec![],
             changed: 0
         }]
     );
