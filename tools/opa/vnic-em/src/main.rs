@@ -5,8 +5,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -19,7 +18,9 @@ use signal_hook::flag;
 use vnic_em::args;
 use vnic_em::client::{Client, Policy};
 use vnic_em::commands::watch::{self, WatchOpts};
-use vnic_em::commands::{self, ApplyOpts, Io, RawReq, Select, SetOpts, TrapOpts};
+use vnic_em::commands::{
+    self, ApplyOpts, CountersFormat, CountersOpts, Io, RawReq, Select, SetOpts, TrapOpts,
+};
 use vnic_em::config::{self, Config};
 use vnic_em::docs;
 use vnic_em::error::{self, Error, Exit};
@@ -154,6 +155,15 @@ enum Command {
         /// Print JSON
         #[arg(long)]
         json: bool,
+        /// Print the Prometheus text format (counters
+        /// opa_vnic_vport_<name>_total, labels lid, vport, vesw, mac)
+        #[arg(long, conflicts_with = "json")]
+        prometheus: bool,
+        /// Write to FILE instead of stdout, replacing it at once (a
+        /// temporary file renamed over it), as a node exporter's textfile
+        /// collector wants
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Listen for traps (MAC list and link changes) and print them
     #[command(after_help = EXIT_CODES)]
@@ -339,7 +349,12 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             let mut client = open(g, false)?;
             commands::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
         }
-        Command::Counters { sel, json } => {
+        Command::Counters {
+            sel,
+            json,
+            prometheus,
+            output,
+        } => {
             let cfg = match &sel.config {
                 Some(f) => Some(load(f, io)?),
                 None => None,
@@ -350,7 +365,13 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                 scan: sel.scan,
             };
             let mut client = open(g, false)?;
-            commands::counters(&mut client, cfg.as_ref(), &s, json, io)
+            let format = match (json, prometheus) {
+                (true, _) => CountersFormat::Json,
+                (_, true) => CountersFormat::Prometheus,
+                _ => CountersFormat::Text,
+            };
+            let opts = CountersOpts { format, output };
+            commands::counters_with(&mut client, cfg.as_ref(), &s, &opts, io)
         }
         Command::Traps {
             mut arm,
@@ -432,39 +453,9 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
     }
 }
 
-/// The hidden `gen-docs DIR`: added to the parser at run time only, so
-/// that the man pages and completions it writes from [`Cli`] do not list
-/// it.
-fn gen_docs_command() -> clap::Command {
-    clap::Command::new("gen-docs")
-        .hide(true)
-        .about("Write the man pages and shell completions into DIR")
-        .arg(
-            clap::Arg::new("dir")
-                .value_name("DIR")
-                .required(true)
-                .value_parser(clap::value_parser!(PathBuf)),
-        )
-}
-
-/// `gen-docs DIR`: writes the files, then lists them on stdout.
-fn gen_docs(dir: &Path) -> ExitCode {
-    let r = docs::generate(Cli::command(), dir)
-        .map_err(|e| Error::Device(format!("gen-docs: {}: {e}", dir.display())))
-        .and_then(|files| {
-            let mut out = std::io::stdout().lock();
-            for f in files {
-                writeln!(out, "{}", f.display())?;
-            }
-            out.flush()?;
-            Ok(Exit::Ok)
-        });
-    error::finish(r, &mut std::io::stderr().lock()).into()
-}
-
 fn main() -> ExitCode {
     let parsed = Cli::command()
-        .subcommand(gen_docs_command())
+        .subcommand(docs::gen_docs_command())
         .try_get_matches()
         .and_then(|m| {
             if let Some(("gen-docs", sub)) = m.subcommand() {
@@ -477,7 +468,7 @@ fn main() -> ExitCode {
         });
     let cli = match parsed {
         Ok(Ok(c)) => c,
-        Ok(Err(dir)) => return gen_docs(&dir),
+        Ok(Err(dir)) => return docs::gen_docs(Cli::command(), &dir).into(),
         Err(e) => {
             let _ = e.print();
             let code = if e.use_stderr() {

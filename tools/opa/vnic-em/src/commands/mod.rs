@@ -30,7 +30,7 @@ use crate::view::{
 };
 
 pub use apply::{apply, ApplyOpts};
-pub use counters::counters;
+pub use counters::{counters, counters_with, CountersFormat, CountersOpts};
 pub use raw::{raw, RawReq};
 pub use set::{set, EntryArg, SetOpts};
 pub use show::show;
