@@ -6,11 +6,13 @@
 //! command) and installs what it writes.
 
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Command;
 use clap_complete::Shell;
+
+use crate::error::{self, Error, Exit};
 
 /// The shells completions are written for, and where Debian's packages
 /// of those shells look for them (under `/usr/share`).
@@ -41,4 +43,35 @@ pub fn generate(cmd: Command, dir: &Path) -> io::Result<Vec<PathBuf>> {
         out.push(clap_complete::generate_to(shell, &mut cmd, &name, &d)?);
     }
     Ok(out)
+}
+
+/// The hidden `gen-docs DIR`: added to the parser at run time only, so
+/// that the man pages and completions it writes from the command line do
+/// not list it.
+pub fn gen_docs_command() -> Command {
+    Command::new("gen-docs")
+        .hide(true)
+        .about("Write the man pages and shell completions into DIR")
+        .arg(
+            clap::Arg::new("dir")
+                .value_name("DIR")
+                .required(true)
+                .value_parser(clap::value_parser!(PathBuf)),
+        )
+}
+
+/// `gen-docs DIR`: writes the files of `cmd` (the command line without
+/// `gen-docs`), then lists them on stdout.
+pub fn gen_docs(cmd: Command, dir: &Path) -> Exit {
+    let r = generate(cmd, dir)
+        .map_err(|e| Error::Device(format!("gen-docs: {}: {e}", dir.display())))
+        .and_then(|files| {
+            let mut out = std::io::stdout().lock();
+            for f in files {
+                writeln!(out, "{}", f.display())?;
+            }
+            out.flush()?;
+            Ok(Exit::Ok)
+        });
+    error::finish(r, &mut std::io::stderr().lock())
 }

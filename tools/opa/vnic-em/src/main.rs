@@ -5,8 +5,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -20,7 +19,8 @@ use vnic_em::args;
 use vnic_em::client::{Client, Policy};
 use vnic_em::commands::watch::{self, WatchOpts};
 use vnic_em::commands::{
-    self, ApplyOpts, DiscoverFormat, DiscoverOpts, Io, RawReq, Select, SetOpts, TrapOpts,
+    self, ApplyOpts, CountersFormat, CountersOpts, DiscoverFormat, DiscoverOpts, Io, RawReq,
+    Select, SetOpts, TrapOpts,
 };
 use vnic_em::config::{self, Config};
 use vnic_em::docs;
@@ -125,6 +125,11 @@ enum Command {
         /// Print the plan and result as JSON
         #[arg(long)]
         json: bool,
+        /// Print exactly the Sets apply would send, each with the values
+        /// it changes (old -> new, the old as read from the fabric); send
+        /// none
+        #[arg(long, conflicts_with = "json")]
+        diff: bool,
     },
     /// List the fabric's node ports a VNIC driver serves, from the subnet
     /// administrator: port GUID, LID, node description
@@ -166,6 +171,15 @@ enum Command {
         /// Print JSON
         #[arg(long)]
         json: bool,
+        /// Print the Prometheus text format (counters
+        /// opa_vnic_vport_<name>_total, labels lid, vport, vesw, mac)
+        #[arg(long, conflicts_with = "json")]
+        prometheus: bool,
+        /// Write to FILE instead of stdout, replacing it at once (a
+        /// temporary file renamed over it), as a node exporter's textfile
+        /// collector wants
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Listen for traps (MAC list and link changes) and print them
     #[command(after_help = EXIT_CODES)]
@@ -253,8 +267,13 @@ struct SelectArgs {
     scan: u8,
 }
 
-fn load(path: &str) -> error::Result<Config> {
-    Ok(config::load(path)?)
+/// Loads a config; its warnings go to stderr, before anything is sent.
+fn load(path: &str, io: &mut Io<'_>) -> error::Result<Config> {
+    let cfg = config::load(path)?;
+    for w in &cfg.warnings {
+        writeln!(io.err, "{}", w.text(path, "warning"))?;
+    }
+    Ok(cfg)
 }
 
 /// `cfg` (read from `path`) with its node names resolved through the SA of the client's
@@ -329,10 +348,14 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
     let g = &cli.global;
     match cli.command {
         Command::Validate { file } => {
-            let cfg = load(&file)?;
+            let cfg = load(&file, io)?;
+            let warnings = match cfg.warnings.len() {
+                0 => String::new(),
+                n => format!(", {n} warning(s)"),
+            };
             writeln!(
                 io.out,
-                "{file}: ok ({} vesw(s), {} vport(s))",
+                "{file}: ok ({} vesw(s), {} vport(s){warnings})",
                 cfg.vesws.len(),
                 cfg.vports.len()
             )?;
@@ -344,8 +367,9 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             check,
             full_tables,
             json,
+            diff,
         } => {
-            let cfg = load(&file)?;
+            let cfg = load(&file, io)?;
             let mut client = open(g, false)?;
             let cfg = resolved(&mut client, cfg, &file, !json, io)?;
             let opts = ApplyOpts {
@@ -353,6 +377,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                 check,
                 full_tables,
                 json,
+                diff,
             };
             commands::apply(&mut client, &cfg, opts, io)
         }
@@ -362,7 +387,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             no_counters,
         } => {
             let cfg = match &sel.config {
-                Some(f) => Some(load(f)?),
+                Some(f) => Some(load(f, io)?),
                 None => None,
             };
             let s = Select {
@@ -377,9 +402,14 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             };
             commands::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
         }
-        Command::Counters { sel, json } => {
+        Command::Counters {
+            sel,
+            json,
+            prometheus,
+            output,
+        } => {
             let cfg = match &sel.config {
-                Some(f) => Some(load(f)?),
+                Some(f) => Some(load(f, io)?),
                 None => None,
             };
             let s = Select {
@@ -392,7 +422,13 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                 (Some(c), Some(f)) => Some(resolved(&mut client, c, f, false, io)?),
                 _ => None,
             };
-            commands::counters(&mut client, cfg.as_ref(), &s, json, io)
+            let format = match (json, prometheus) {
+                (true, _) => CountersFormat::Json,
+                (_, true) => CountersFormat::Prometheus,
+                _ => CountersFormat::Text,
+            };
+            let opts = CountersOpts { format, output };
+            commands::counters_with(&mut client, cfg.as_ref(), &s, &opts, io)
         }
         Command::Traps {
             mut arm,
@@ -403,7 +439,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
         } => {
             let mut trap_sl = 0;
             let cfg = match &config {
-                Some(f) => Some((load(f)?, f)),
+                Some(f) => Some((load(f, io)?, f)),
                 None => None,
             };
             let mut client = open(g, true)?;
@@ -435,7 +471,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             interval,
             full_tables,
         } => {
-            let cfg = load(&config)?;
+            let cfg = load(&config, io)?;
             let stop = stop_on_signals()?;
             let mut client = open(g, true)?;
             let opts = WatchOpts {
@@ -488,39 +524,9 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
     }
 }
 
-/// The hidden `gen-docs DIR`: added to the parser at run time only, so
-/// that the man pages and completions it writes from [`Cli`] do not list
-/// it.
-fn gen_docs_command() -> clap::Command {
-    clap::Command::new("gen-docs")
-        .hide(true)
-        .about("Write the man pages and shell completions into DIR")
-        .arg(
-            clap::Arg::new("dir")
-                .value_name("DIR")
-                .required(true)
-                .value_parser(clap::value_parser!(PathBuf)),
-        )
-}
-
-/// `gen-docs DIR`: writes the files, then lists them on stdout.
-fn gen_docs(dir: &Path) -> ExitCode {
-    let r = docs::generate(Cli::command(), dir)
-        .map_err(|e| Error::Device(format!("gen-docs: {}: {e}", dir.display())))
-        .and_then(|files| {
-            let mut out = std::io::stdout().lock();
-            for f in files {
-                writeln!(out, "{}", f.display())?;
-            }
-            out.flush()?;
-            Ok(Exit::Ok)
-        });
-    error::finish(r, &mut std::io::stderr().lock()).into()
-}
-
 fn main() -> ExitCode {
     let parsed = Cli::command()
-        .subcommand(gen_docs_command())
+        .subcommand(docs::gen_docs_command())
         .try_get_matches()
         .and_then(|m| {
             if let Some(("gen-docs", sub)) = m.subcommand() {
@@ -533,7 +539,7 @@ fn main() -> ExitCode {
         });
     let cli = match parsed {
         Ok(Ok(c)) => c,
-        Ok(Err(dir)) => return gen_docs(&dir),
+        Ok(Err(dir)) => return docs::gen_docs(Cli::command(), &dir).into(),
         Err(e) => {
             let _ = e.print();
             let code = if e.use_stderr() {

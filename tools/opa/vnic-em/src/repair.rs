@@ -82,7 +82,7 @@ impl Repair {
 
 fn reason_of(action: &Action) -> Reason {
     match action {
-        Action::ClassPortInfo { cpi, from } => Reason::TrapLid {
+        Action::ClassPortInfo { cpi, from, .. } => Reason::TrapLid {
             from: *from,
             to: cpi.trap_lid,
         },

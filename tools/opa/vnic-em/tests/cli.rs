@@ -155,6 +155,54 @@ fn config_errors_have_line_numbers_and_nothing_is_sent() {
 }
 
 #[test]
+fn sc_vl_pairs_are_checked_and_warnings_do_not_stop() {
+    // Before the check, validate said "ok" and hfi1 dropped every frame.
+    let vport = "[[vesw]]\nid = 1\npkey = 0x8001\n\n[[vport]]\nlid = 2\nvport = 0\nvesw = 1\n\
+                 port_num = 1\nmac = \"02:00:00:00:00:01\"\nnon_vlan_sc_uc = 5\n";
+    let bad = tmp_file("sc.toml", vport);
+    let path = bad.to_str().unwrap();
+    let o = vnic_em(&["validate", path]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains(&format!(
+            "{path}:11:18: error: non_vlan_sc_uc = 5 with non_vlan_vl_uc = 0: the SC-to-VL \
+             table maps SC5 to VL5"
+        )),
+        "{e}"
+    );
+    let o = vnic_em(&["apply", path, "--sysroot", "/nonexistent"]);
+    assert_eq!(o.status.code(), Some(1));
+    // Declared by the admin, the fabric's table is the one that counts;
+    // a node with two vesws equal modulo 256 is a warning.
+    let ok = tmp_file(
+        "sc-ok.toml",
+        &format!(
+            "[em]\nsc2vl = \"5:0\"\n{vport}\n[[vesw]]\nid = 0x101\npkey = 0x8002\n\n\
+             [[vport]]\nlid = 2\nvport = 1\nvesw = 0x101\nport_num = 1\n\
+             mac = \"02:00:00:00:00:02\"\n"
+        ),
+    );
+    let path = ok.to_str().unwrap();
+    let o = vnic_em(&["validate", path]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("ok (2 vesw(s), 2 vport(s), 1 warning(s))"));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains(&format!(
+            "{path}:22:8: warning: vesw 257 (0x101) and vesw 1 (0x1, line 10)"
+        )),
+        "{e}"
+    );
+    // apply goes on after a warning (to the missing device here).
+    let o = vnic_em(&["apply", path, "--sysroot", "/nonexistent"]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("warning: vesw 257"));
+    let _ = std::fs::remove_file(bad);
+    let _ = std::fs::remove_file(ok);
+}
+
+#[test]
 fn no_device_exits_4() {
     let root = std::env::temp_dir().join(format!("vnic-em-cli-{}-root", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();

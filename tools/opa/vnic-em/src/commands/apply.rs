@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::error::{Exit, Result};
 use crate::fabric::Fabric;
 use crate::plan::{make_plan, send_steps};
-use crate::view::plan::{apply_json, step_text, ApplyReport};
+use crate::view::plan::{apply_json, step_diff, step_text, ApplyReport};
 
 use super::{report_err, Io};
 
@@ -23,6 +23,9 @@ pub struct ApplyOpts {
     pub full_tables: bool,
     /// Print the plan and result as JSON.
     pub json: bool,
+    /// Print only the Sets, each with its `old -> new` values, and send
+    /// none of them (a dry run in another format).
+    pub diff: bool,
 }
 
 /// `vnic-em apply`: plan, print, and (unless a dry run) send the Sets.
@@ -38,11 +41,15 @@ pub fn apply<F: Fabric>(
     for e in &plan.errors {
         report_err(io, e)?;
     }
-    let dry = opts.dry_run || opts.check;
+    let dry = opts.dry_run || opts.check || opts.diff;
     let mut statuses: Vec<&str> = vec![if dry { "planned" } else { "pending" }; plan.steps.len()];
     let mut applied = 0usize;
     let mut failed: Vec<EmError> = Vec::new();
-    if !opts.json {
+    if opts.diff && !opts.json {
+        for s in &plan.steps {
+            writeln!(io.out, "{}", step_diff(s))?;
+        }
+    } else if !opts.json {
         writeln!(
             io.out,
             "EM at {}, {} vport(s) in the config",
@@ -85,6 +92,7 @@ pub fn apply<F: Fabric>(
     } else if dry {
         match total {
             0 => writeln!(io.out, "nothing to do"),
+            n if opts.diff => writeln!(io.out, "{n} Set(s) to send (diff: none sent)"),
             n => writeln!(io.out, "{n} Set(s) to send (dry run: none sent)"),
         }?;
     } else {

@@ -31,7 +31,7 @@ use crate::view::{
 };
 
 pub use apply::{apply, ApplyOpts};
-pub use counters::counters;
+pub use counters::{counters, counters_with, CountersFormat, CountersOpts};
 pub use discover::{discover, DiscoverFormat, DiscoverOpts};
 pub use raw::{raw, RawReq};
 pub use set::{set, EntryArg, SetOpts};

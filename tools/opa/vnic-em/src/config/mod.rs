@@ -37,6 +37,24 @@ pub const LID24_MAX: u32 = 0x00ff_ffff;
 pub const SC_VL_MAX: u8 = 31;
 /// Largest routing control value (3 bits).
 pub const RC_MAX: u8 = 7;
+/// Number of SCs, the length of an SC-to-VL table.
+pub const NUM_SC: usize = 32;
+/// The management VL: the only VL of a port above its 8 data VLs.
+pub const VL15: u8 = 15;
+/// hfi1's SC-to-VL send table after reset (`init_sc2vl_tables()`): SC0-7
+/// to VL0-7, SC15 to VL15, every other SC to VL0. The HFI drops a packet
+/// whose VL is not its SC's in this table, unless the fabric manager has
+/// programmed another (`[em] sc2vl`).
+pub const DEFAULT_SC2VL: [u8; NUM_SC] = {
+    let mut t = [0u8; NUM_SC];
+    let mut sc = 0;
+    while sc < 8 {
+        t[sc] = sc as u8;
+        sc += 1;
+    }
+    t[15] = VL15;
+    t
+};
 
 /// One error in a config file, at a line and column (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,13 +82,21 @@ impl fmt::Display for ConfigErrors {
             if i > 0 {
                 writeln!(f)?;
             }
-            if d.line == 0 {
-                write!(f, "{}: error: {}", self.path, d.msg)?;
-            } else {
-                write!(f, "{}:{}:{}: error: {}", self.path, d.line, d.col, d.msg)?;
-            }
+            write!(f, "{}", d.text(&self.path, "error"))?;
         }
         Ok(())
+    }
+}
+
+impl Diag {
+    /// `FILE:LINE:COL: KIND: message`, as compilers print them (no line
+    /// and column when the diagnostic is not about a place).
+    pub fn text(&self, path: &str, kind: &str) -> String {
+        if self.line == 0 {
+            format!("{path}: {kind}: {}", self.msg)
+        } else {
+            format!("{path}:{}:{}: {kind}: {}", self.line, self.col, self.msg)
+        }
     }
 }
 
@@ -109,6 +135,7 @@ struct RawEm {
     fabric_id: Option<SInt>,
     trap_lid: Option<SInt>,
     trap_sl: Option<SInt>,
+    sc2vl: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -185,6 +212,16 @@ pub struct EmSettings {
     pub trap_lid: Option<u16>,
     /// Service level of traps.
     pub trap_sl: u8,
+    /// The fabric's SC-to-VL table as declared; `None`: hfi1's after
+    /// reset ([`DEFAULT_SC2VL`]).
+    pub sc2vl: Option<[u8; NUM_SC]>,
+}
+
+impl EmSettings {
+    /// The SC-to-VL table the vports' SC/VL pairs are checked against.
+    pub fn sc2vl_table(&self) -> [u8; NUM_SC] {
+        self.sc2vl.unwrap_or(DEFAULT_SC2VL)
+    }
 }
 
 /// Routing control: a 3-bit RC per traffic class.
@@ -354,6 +391,9 @@ pub struct Config {
     pub vesws: Vec<Vesw>,
     /// Virtual ports, in file order.
     pub vports: Vec<Vport>,
+    /// What the checks found suspect but not wrong, in file order: the
+    /// commands print them and go on.
+    pub warnings: Vec<Diag>,
     /// The node ports named by port GUID or node description (`node = "..."`), in file
     /// order: resolved to LIDs through the SA before the config is used
     /// ([`crate::names`]).
@@ -395,9 +435,12 @@ pub fn parse(src: &str) -> Result<Config, Vec<Diag>> {
         src,
         diags: Vec::new(),
         names: Vec::new(),
+        warnings: Vec::new(),
     };
-    let cfg = check::check(&mut c, raw);
+    let mut cfg = check::check(&mut c, raw);
     if c.diags.is_empty() {
+        c.warnings.sort_by_key(|(off, _)| *off);
+        cfg.warnings = c.warnings.into_iter().map(|(_, d)| d).collect();
         Ok(cfg)
     } else {
         c.diags.sort_by_key(|(off, _)| *off);

@@ -42,6 +42,8 @@ mac = "02:00:00:00:03:00"
 enabled = false
 encap_slid = 0x103
 pcp_sc_uc = [0, 1, 2, 3, 4, 5, 6, 7]
+pcp_vl_uc = [0, 1, 2, 3, 4, 5, 6, 7]
+non_vlan_sc_mc = 3
 non_vlan_vl_mc = 3
 "#;
 

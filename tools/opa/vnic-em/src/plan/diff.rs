@@ -286,6 +286,9 @@ pub struct MacSet {
     pub offset: u16,
     /// The entries.
     pub entries: Vec<MacTableEntry>,
+    /// What the window's slots hold now (read from the fabric), for
+    /// `apply --diff`.
+    pub cur: Vec<MacTableEntry>,
     /// Slots of the window whose content changes.
     pub changed: usize,
 }
@@ -329,6 +332,7 @@ pub fn table_sets(
         sets.push(MacSet {
             offset: start,
             entries,
+            cur: (start..=end).map(|i| get(cur, i)).collect(),
             changed,
         });
     }
@@ -336,10 +340,31 @@ pub fn table_sets(
         sets.push(MacSet {
             offset: 0,
             entries: Vec::new(),
+            cur: Vec::new(),
             changed: 0,
         });
     }
     sets
+}
+
+/// The fields of ClassPortInfo that an update from `cur` to `new` changes
+/// (those [`class_port_info_update`] sets).
+pub fn class_port_info_changes(cur: &ClassPortInfo, new: &ClassPortInfo) -> Vec<Change> {
+    let fields = |c: &ClassPortInfo| {
+        [
+            ("trap_lid", format!("{:#x}", c.trap_lid)),
+            ("trap_sl", c.trap_sl().to_string()),
+            ("trap_hl_qp", format!("{:#x}", c.trap_hl_qp)),
+            ("trap_qkey", format!("{:#x}", c.trap_qkey)),
+            ("trap_pkey", format!("{:#06x}", c.trap_pkey)),
+        ]
+    };
+    fields(cur)
+        .into_iter()
+        .zip(fields(new))
+        .filter(|((_, a), (_, b))| a != b)
+        .map(|((field, from), (_, to))| Change { field, from, to })
+        .collect()
 }
 
 /// The ClassPortInfo to set so that traps go to `trap_lid` with service

@@ -11,7 +11,10 @@ use opa_wire::vema_info::VeswPortInfo;
 use crate::client::{Client, EmError, MacTableState};
 use crate::config::Config;
 use crate::fabric::Fabric;
-use diff::{class_port_info_update, desired, info_changes, table_sets, Change, MacSet};
+use diff::{
+    class_port_info_changes, class_port_info_update, desired, info_changes, table_sets, Change,
+    MacSet,
+};
 
 /// What one Set does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +25,8 @@ pub enum Action {
         cpi: opa_wire::vema_info::ClassPortInfo,
         /// Trap LID before.
         from: u32,
+        /// The fields that change.
+        changes: Vec<Change>,
     },
     /// Set VESW port info.
     VportInfo {
@@ -123,6 +128,7 @@ pub fn make_plan_lids<F: Fabric>(
                         vport: None,
                         vesw: None,
                         action: Action::ClassPortInfo {
+                            changes: class_port_info_changes(&cpi, &n),
                             cpi: n,
                             from: cpi.trap_lid,
                         },

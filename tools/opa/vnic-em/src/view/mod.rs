@@ -3,9 +3,10 @@
 //! What `show`, `counters` and `traps` print: serializable views of the
 //! attributes (field names as in the config, for scripts that compare)
 //! and their text tables. The traps are in [`trap`], the plan of `apply`
-//! in [`plan`].
+//! in [`plan`], the Prometheus exposition of `counters` in [`prom`].
 
 pub mod plan;
+pub mod prom;
 pub mod trap;
 
 use std::fmt::Write as _;

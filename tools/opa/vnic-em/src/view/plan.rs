@@ -5,7 +5,10 @@
 
 use serde::Serialize;
 
+use opa_wire::vema_mac::{MacTableEntry, DLID_SD_SRC_MAC};
+
 use crate::client::EmError;
+use crate::mac::Mac;
 use crate::plan::diff::Change;
 use crate::plan::{Action, Step};
 
@@ -34,7 +37,7 @@ struct StepJson<'a> {
 /// field of a VESW port info Set.
 pub fn step_text(step: &Step) -> String {
     match &step.action {
-        Action::ClassPortInfo { cpi, from } => format!(
+        Action::ClassPortInfo { cpi, from, .. } => format!(
             "{}: set class port info: trap LID {:#x} -> {:#x} (SL {})",
             step.name(),
             from,
@@ -73,6 +76,71 @@ pub fn step_text(step: &Step) -> String {
     }
 }
 
+/// A MAC table slot for people: `-` when empty, else the MAC, its DLID,
+/// and the mask and source flag when they are not the usual ones.
+fn entry_text(e: &MacTableEntry) -> String {
+    if *e == MacTableEntry::ZERO {
+        return "-".to_string();
+    }
+    let mut s = format!("{} dlid {:#x}", Mac(e.mac_addr), e.dlid());
+    if Mac(e.mac_addr_mask) != Mac::ALL_ONES {
+        s.push_str(&format!(" mask {}", Mac(e.mac_addr_mask)));
+    }
+    if e.dlid_sd & DLID_SD_SRC_MAC != 0 {
+        s.push_str(" src");
+    }
+    s
+}
+
+/// A Set of the plan as `apply --diff` prints it: a line that says which
+/// Set goes where (method, attribute, node port, vport; for MAC entries
+/// the first slot and the number of entries it carries), then one line
+/// per value that changes, `old -> new`, the old one as read from the
+/// fabric.
+pub fn step_diff(step: &Step) -> String {
+    let mut s = String::new();
+    let mut line = |k: &str, from: &str, to: &str| {
+        s.push_str(&format!("\n    {k:<20} {from} -> {to}"));
+    };
+    let head = match &step.action {
+        Action::ClassPortInfo { changes, .. } => {
+            changes.iter().for_each(|c| line(c.field, &c.from, &c.to));
+            format!("Set ClassPortInfo {}", step.name())
+        }
+        Action::VportInfo {
+            create, changes, ..
+        } => {
+            changes.iter().for_each(|c| line(c.field, &c.from, &c.to));
+            let what = if *create { " (create)" } else { "" };
+            format!("Set VESWPortInfo {}{what}", step.name())
+        }
+        Action::MacEntries {
+            set,
+            from_digest,
+            digest,
+        } => {
+            line(
+                "mac_tbl_digest",
+                &format!("{from_digest:#010x}"),
+                &format!("{digest:#010x}"),
+            );
+            for (i, (old, new)) in set.cur.iter().zip(&set.entries).enumerate() {
+                if old != new {
+                    let slot = format!("slot {}", usize::from(set.offset) + i);
+                    line(&slot, &entry_text(old), &entry_text(new));
+                }
+            }
+            format!(
+                "Set VESWPortMacEntries {} offset {} count {}",
+                step.name(),
+                set.offset,
+                set.entries.len()
+            )
+        }
+    };
+    head + &s
+}
+
 /// A Set of the plan as a JSON object, with its `status` ("planned",
 /// "ok", "failed", "skipped").
 pub fn step_json(step: &Step, status: &str) -> serde_json::Value {
@@ -89,9 +157,10 @@ pub fn step_json(step: &Step, status: &str) -> serde_json::Value {
         status,
     };
     match &step.action {
-        Action::ClassPortInfo { cpi, .. } => {
+        Action::ClassPortInfo { cpi, changes, .. } => {
             j.action = "set-class-port-info";
             j.trap_lid = Some(cpi.trap_lid);
+            j.changes = changes.clone();
         }
         Action::VportInfo {
             create, changes, ..

@@ -4,8 +4,9 @@
 //! ([`check_em`]), `[[vesw]]` ([`vesw`]: the vesw, its default ports and
 //! routing control, its `[[vesw.mac_table]]`), `[[vport]]` ([`vport`]),
 //! and what spans tables (the size of the MAC tables with the vports'
-//! entries). Every error is kept with its
-//! place; none stops the checking, so one run reports them all.
+//! entries); the SC/VL pairs against the SC-to-VL table are in [`qos`].
+//! Every error and warning is kept with its place; none stops the
+//! checking, so one run reports them all.
 
 use std::ops::Range;
 
@@ -18,32 +19,38 @@ use super::{
 };
 use crate::mac::Mac;
 use crate::sa::NodeRef;
+use qos::{check_sc2vl, Sc2vl};
 use vesw::{check_vesw, VeswsSeen};
 use vport::{check_vport, VportsSeen};
 
+mod qos;
 mod vesw;
 mod vport;
 
-/// The errors found so far, each with its offset in the file (to sort
-/// them in file order) and its line and column.
+/// The errors and warnings found so far, each with its offset in the file
+/// (to sort them in file order) and its line and column.
 pub(super) struct Checker<'a> {
     pub(super) src: &'a str,
     pub(super) diags: Vec<(usize, Diag)>,
     /// The node ports named so far (`node = "..."`).
     pub(super) names: Vec<NodeName>,
+    pub(super) warnings: Vec<(usize, Diag)>,
 }
 
 impl<'a> Checker<'a> {
-    fn err(&mut self, span: Range<usize>, msg: impl Into<String>) {
+    fn diag(&self, span: &Range<usize>, msg: String) -> (usize, Diag) {
         let (line, col) = line_col(self.src, span.start);
-        self.diags.push((
-            span.start,
-            Diag {
-                line,
-                col,
-                msg: msg.into(),
-            },
-        ));
+        (span.start, Diag { line, col, msg })
+    }
+
+    fn err(&mut self, span: Range<usize>, msg: impl Into<String>) {
+        let d = self.diag(&span, msg.into());
+        self.diags.push(d);
+    }
+
+    fn warn(&mut self, span: Range<usize>, msg: impl Into<String>) {
+        let d = self.diag(&span, msg.into());
+        self.warnings.push(d);
     }
 
     fn line_of(&self, span: &Range<usize>) -> usize {
@@ -145,6 +152,14 @@ impl<'a> Checker<'a> {
 /// is wrong: the errors in `c` say the config is not to be used).
 pub(super) fn check(c: &mut Checker<'_>, raw: RawConfig) -> Config {
     let em = raw.em.as_ref().map(|e| check_em(c, e)).unwrap_or_default();
+    let sc2vl = Sc2vl {
+        table: em.sc2vl_table(),
+        line: raw
+            .em
+            .as_ref()
+            .and_then(|e| e.sc2vl.as_ref())
+            .map(|v| c.line_of(&v.span())),
+    };
     let mut seen = VeswsSeen::default();
     let vesws: Vec<Vesw> = raw
         .vesw
@@ -155,7 +170,7 @@ pub(super) fn check(c: &mut Checker<'_>, raw: RawConfig) -> Config {
     let vports: Vec<Vport> = raw
         .vport
         .iter()
-        .map(|sp| check_vport(c, sp, &seen.ids, &mut vports_seen))
+        .map(|sp| check_vport(c, sp, &seen.ids, &sc2vl, &mut vports_seen))
         .collect();
     check_table_sizes(c, &raw, &vesws, &vports);
     Config {
@@ -163,6 +178,7 @@ pub(super) fn check(c: &mut Checker<'_>, raw: RawConfig) -> Config {
         vesws,
         vports,
         names: std::mem::take(&mut c.names),
+        warnings: Vec::new(),
     }
 }
 
@@ -182,6 +198,7 @@ fn check_em(c: &mut Checker<'_>, e: &RawEm) -> EmSettings {
             .as_ref()
             .map(|v| c.int(v, 1, i64::from(UNICAST_LID_MAX), true, "trap_lid")),
         trap_sl: c.opt_int(&e.trap_sl, 0, i64::from(SC_VL_MAX), false, "trap_sl", 0),
+        sc2vl: e.sc2vl.as_ref().and_then(|v| check_sc2vl(c, v)),
     }
 }
 

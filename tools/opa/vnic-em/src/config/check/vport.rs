@@ -8,6 +8,7 @@ use std::ops::Range;
 use opa_wire::vema_info::MAX_NUM_VPORT;
 use toml::Spanned;
 
+use super::qos::{check_pairs, Sc2vl};
 use super::Checker;
 use crate::config::{Qos, RawVport, Vport, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX};
 use crate::mac::Mac;
@@ -19,13 +20,43 @@ pub(super) struct VportsSeen {
     keys: HashMap<(u16, u8), usize>,
     port_nums: HashMap<(u16, u32), usize>,
     macs: HashMap<(u16, Mac), usize>,
+    /// By node port LID and the low 8 bits of a vesw id: the first vesw
+    /// with a vport there, at which line.
+    /// The node port is its LID, or its name before the SA resolves it.
+    vnic_ids: HashMap<(String, u8), (u16, usize)>,
 }
 
-/// One `[[vport]]`; `vesw_ids`: the vesws defined.
+/// hfi1 finds the netdev of a received frame by the low 8 bits of the
+/// vesw id (`VNIC_ID()`), per device: two vesws of one node whose ids are
+/// equal modulo 256 collide there. A warning, not an error: the config is
+/// right, and a VNIC driver with a receive path of its own would take it.
+fn check_vnic_id(c: &mut Checker<'_>, p: &RawVport, who: String, vesw: u16, seen: &mut VportsSeen) {
+    let key = (who.clone(), (vesw & 0xff) as u8);
+    match seen.vnic_ids.get(&key) {
+        Some(&(other, line)) if other != vesw => c.warn(
+            p.vesw.span(),
+            format!(
+                "vesw {vesw} ({vesw:#x}) and vesw {other} ({other:#x}, line {line}) both have \
+                 vports on {who} and ids equal modulo 256: hfi1 tells the vesws of a \
+                 node apart by the low 8 bits of the id, so this netdev fails to open \
+                 (EBUSY) if the other is up"
+            ),
+        ),
+        Some(_) => {}
+        None => {
+            let line = c.line_of(&p.vesw.span());
+            seen.vnic_ids.insert(key, (vesw, line));
+        }
+    }
+}
+
+/// One `[[vport]]`; `vesw_ids`: the vesws defined; `sc2vl`: the table its
+/// SC/VL pairs must agree with.
 pub(super) fn check_vport(
     c: &mut Checker<'_>,
     sp: &Spanned<RawVport>,
     vesw_ids: &HashMap<u16, Range<usize>>,
+    sc2vl: &Sc2vl,
     seen: &mut VportsSeen,
 ) -> Vport {
     let p = sp.get_ref();
@@ -78,6 +109,12 @@ pub(super) fn check_vport(
             p.vesw.span(),
             format!("vesw {vesw} is not defined (add a [[vesw]] with id = {vesw})"),
         );
+    } else if vesw_ids.contains_key(&vesw) {
+        let who = match node.and_then(|i| c.names.get(i)) {
+            Some(n) => n.name.to_string(),
+            None => format!("LID {lid:#06x}"),
+        };
+        check_vnic_id(c, p, who, vesw, seen);
     }
     let port_num: u32 = c.int(&p.port_num, 0, i64::from(u32::MAX), false, "port_num");
     if let Some(l) = seen.port_nums.get(&(vesw, port_num)) {
@@ -114,6 +151,7 @@ pub(super) fn check_vport(
         u32::from(lid),
     );
     let s = i64::from(SC_VL_MAX);
+    let errors_before = c.diags.len();
     let qos = Qos {
         pcp_sc_uc: c.pcp(&p.pcp_sc_uc, "pcp_sc_uc"),
         pcp_vl_uc: c.pcp(&p.pcp_vl_uc, "pcp_vl_uc"),
@@ -124,6 +162,10 @@ pub(super) fn check_vport(
         non_vlan_sc_mc: c.opt_int(&p.non_vlan_sc_mc, 0, s, false, "non_vlan_sc_mc", 0),
         non_vlan_vl_mc: c.opt_int(&p.non_vlan_vl_mc, 0, s, false, "non_vlan_vl_mc", 0),
     };
+    // A value out of range stands as 0 in `qos`: no pair to check then.
+    if c.diags.len() == errors_before {
+        check_pairs(c, p, &qos, &sp.span(), sc2vl);
+    }
     Vport {
         lid,
         node,

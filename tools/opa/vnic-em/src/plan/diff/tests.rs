@@ -32,6 +32,7 @@ fn digest_only() {
         vec![MacSet {
             offset: 0,
             entries: vec![],
+            cur: vec![],
             changed: 0
         }]
     );
@@ -114,6 +115,7 @@ port_num = 9
 mac = "02:00:00:00:04:02"
 encap_slid = 0x104
 non_vlan_sc_uc = 4
+non_vlan_vl_uc = 4
 "#;
 
 #[test]
@@ -159,7 +161,8 @@ fn desired_state_from_config() {
             "mac",
             "enabled",
             "encap_slid",
-            "non_vlan_sc_uc"
+            "non_vlan_sc_uc",
+            "non_vlan_vl_uc"
         ]
     );
     assert_eq!(ch[4].to, "[0x10, 0x11, 0x12]");
