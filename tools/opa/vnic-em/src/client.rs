@@ -4,8 +4,12 @@
 //! matching, per-request timeouts and retries, and traps that arrive in
 //! the middle of a transaction kept for later.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::fmt;
+mod error;
+mod policy;
+mod values;
+pub mod window;
+
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use opa_wire::mad::{
@@ -14,164 +18,20 @@ use opa_wire::mad::{
     ATTR_VESWPORT_SUMMARY_COUNTERS, IB_MGMT_MAD_HDR, MAD_STATUS_BUSY, MAD_STATUS_SUCCESS,
     OPA_MGMT_MAD_SIZE,
 };
-use opa_wire::trap::{VemaTrapMad, VeswPortTrap};
+use opa_wire::trap::VemaTrapMad;
 use opa_wire::vema_counters::{ErrorCounters, SummaryCounters};
 use opa_wire::vema_info::{ClassPortInfo, VeswPortInfo, MAC_TBL_MAX_ENTRIES};
 use opa_wire::vema_mac::{
-    IfaceMacs, IfaceMacsHdr, MacTable, MacTableEntry, MacTableHdr, ETH_ALEN,
-    MAC_TBL_ENTRIES_PER_MAD,
+    IfaceMacs, IfaceMacsHdr, MacTable, MacTableEntry, MacTableHdr, MAC_TBL_ENTRIES_PER_MAD,
 };
 
-use crate::fabric::{Dest, Event, Fabric, FabricError};
-use crate::mad::{
-    self, build_request, check_response, classify, tid_low, Incoming, MadSize, Method, Target,
-};
+use crate::fabric::{Dest, Event, Fabric};
 
-/// Why a Get or Set failed.
-#[derive(Debug)]
-pub enum EmError {
-    /// No response after every attempt.
-    Timeout {
-        /// The request.
-        target: Target,
-        /// Attempts made.
-        attempts: u32,
-        /// Timeout of each attempt.
-        timeout: Duration,
-    },
-    /// The agent answered with a non-zero MAD status.
-    Status {
-        /// The request.
-        target: Target,
-        /// The status (host order).
-        status: u16,
-    },
-    /// The response does not fit the request.
-    BadResponse {
-        /// The request.
-        target: Target,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The request could not be built (a bug, or data that does not fit).
-    Encode {
-        /// The request.
-        target: Target,
-        /// The wire error.
-        reason: String,
-    },
-    /// The transport failed.
-    Transport(FabricError),
-}
-
-impl fmt::Display for EmError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EmError::Timeout {
-                target,
-                attempts,
-                timeout,
-            } => write!(
-                f,
-                "{target}: no response after {attempts} attempt(s) of {} ms",
-                timeout.as_millis()
-            ),
-            EmError::Status { target, status } => write!(
-                f,
-                "{target}: MAD status {status:#06x} ({})",
-                mad::status_text(*status)
-            ),
-            EmError::BadResponse { target, reason } => {
-                write!(f, "{target}: bad response: {reason}")
-            }
-            EmError::Encode { target, reason } => {
-                write!(f, "{target}: cannot build the request: {reason}")
-            }
-            EmError::Transport(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for EmError {}
-
-impl From<FabricError> for EmError {
-    fn from(e: FabricError) -> Self {
-        EmError::Transport(e)
-    }
-}
-
-/// A VNIC trap as received.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TrapEvent {
-    /// LID the trap MAD came from.
-    pub src_lid: u16,
-    /// Issuer LID in the Notice (the vport's encap SLID).
-    pub issuer_lid: u32,
-    /// Transaction id of the trap.
-    pub tid: u64,
-    /// The payload.
-    pub trap: VeswPortTrap,
-}
-
-/// A MAC table as read back: the digest and every slot in use.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct MacTableState {
-    /// The digest the EM last set.
-    pub digest: u32,
-    /// The entries with a non-zero MAC, by index.
-    pub entries: BTreeMap<u16, MacTableEntry>,
-}
-
-/// An interface MAC list as read back.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct IfaceMacList {
-    /// Generation count of the list.
-    pub gen_count: u16,
-    /// The addresses.
-    pub macs: Vec<[u8; ETH_ALEN]>,
-}
-
-/// Counts of what the client sent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Request MADs sent, retries included.
-    pub sent: u32,
-    /// Retries.
-    pub retries: u32,
-    /// Sets that succeeded.
-    pub sets_ok: u32,
-}
-
-/// Timeout and retry policy.
-#[derive(Debug, Clone, Copy)]
-pub struct Policy {
-    /// How long to wait for each response.
-    pub timeout: Duration,
-    /// Retries after the first attempt.
-    pub retries: u32,
-    /// Extra time past `timeout` to wait for the transport's own timeout
-    /// report before giving up on an attempt.
-    pub grace: Duration,
-    /// P_Key index to send with.
-    pub pkey_index: u16,
-    /// Service level to send with.
-    pub sl: u8,
-    /// Whole or trimmed request MADs.
-    pub mad_size: MadSize,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            timeout: Duration::from_millis(1000),
-            retries: 3,
-            grace: Duration::from_millis(500),
-            pkey_index: 0,
-            sl: 0,
-            mad_size: MadSize::Full,
-        }
-    }
-}
+use crate::mad::{build_request, check_response, classify, tid_low, Incoming, Method, Target};
+pub use error::EmError;
+pub use policy::{Policy, Stats};
+pub use values::{IfaceMacList, MacTableState, TrapEvent};
+pub use window::{Outcome, Request, Window};
 
 /// Attempts before a request is given up, when responses keep coming that
 /// do not match: guards against a transport that never stops talking.
@@ -219,6 +79,11 @@ impl<F: Fabric> Client<F> {
         self.stats
     }
 
+    /// Sets how many requests a batch keeps in flight.
+    pub fn set_window(&mut self, window: Window) {
+        self.policy.window = window;
+    }
+
     /// The EM's own LID.
     pub fn local_lid(&self) -> u16 {
         self.fabric.local_lid()
@@ -247,8 +112,8 @@ impl<F: Fabric> Client<F> {
     }
 
     /// One request/response exchange with retries, the request sized as
-    /// the policy's [`MadSize`] says; returns the response data, read as
-    /// if zero-filled to a whole MAD (see [`mad::Response::data`]).
+    /// the policy's [`crate::mad::MadSize`] says; returns the response data, read as
+    /// if zero-filled to a whole MAD (see [`crate::mad::Response::data`]).
     pub fn transact(
         &mut self,
         target: Target,
@@ -282,7 +147,7 @@ impl<F: Fabric> Client<F> {
             });
         }
         let dest = Dest::gsi(target.lid, self.policy.pkey_index, self.policy.sl);
-        let attempts = self.policy.retries.saturating_add(1);
+        let attempts = self.policy.attempts();
         for attempt in 0..attempts {
             if attempt > 0 {
                 self.stats.retries = self.stats.retries.saturating_add(1);
@@ -295,22 +160,25 @@ impl<F: Fabric> Client<F> {
                         reason: format!("{e:?}"),
                     }
                 })?;
-            self.fabric.send(&dest, &buf[..len], self.policy.timeout)?;
+            let wait = self.policy.attempt_timeout(attempt);
+            self.fabric.send(&dest, &buf[..len], wait)?;
             self.stats.sent = self.stats.sent.saturating_add(1);
-            match self.await_response(target, tid, attr_mod)? {
+            self.stats.max_in_flight = self.stats.max_in_flight.max(1);
+            match self.await_response(target, tid, attr_mod, wait)? {
                 Some(rsp) => {
                     if target.method == Method::Set {
                         self.stats.sets_ok = self.stats.sets_ok.saturating_add(1);
                     }
                     return Ok(rsp);
                 }
-                None => continue,
+                None => self.stats.timeouts = self.stats.timeouts.saturating_add(1),
             }
         }
         Err(EmError::Timeout {
             target,
             attempts,
             timeout: self.policy.timeout,
+            last: self.policy.attempt_timeout(attempts - 1),
         })
     }
 
@@ -322,8 +190,9 @@ impl<F: Fabric> Client<F> {
         target: Target,
         tid: u64,
         attr_mod: u32,
+        wait: Duration,
     ) -> Result<Option<Vec<u8>>, EmError> {
-        let deadline = Instant::now() + self.policy.timeout + self.policy.grace;
+        let deadline = Instant::now() + wait + self.policy.grace;
         for _ in 0..MAX_EVENTS_PER_ATTEMPT {
             let now = Instant::now();
             if now >= deadline {

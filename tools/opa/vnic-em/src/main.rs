@@ -16,7 +16,7 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::flag;
 
 use vnic_em::args;
-use vnic_em::client::{Client, Policy};
+use vnic_em::client::{Client, Policy, Window};
 use vnic_em::commands::watch::{self, WatchOpts};
 use vnic_em::commands::{
     self, ApplyOpts, CountersFormat, CountersOpts, DiscoverFormat, DiscoverOpts, Io, RawReq,
@@ -64,9 +64,16 @@ struct Global {
     /// Port number of the EM's port
     #[arg(short = 'P', long, global = true, value_name = "N")]
     port: Option<u8>,
-    /// Time to wait for each response, in milliseconds
+    /// Time to wait for the response to a request, in milliseconds; each
+    /// retry waits twice as long as the attempt before it, up to
+    /// --timeout-max-ms
     #[arg(long, global = true, default_value_t = 1000, value_name = "MS")]
     timeout_ms: u32,
+    /// The longest wait of one attempt as retries back off, in
+    /// milliseconds; default: 4 times --timeout-ms (no more than
+    /// --timeout-ms: no back-off)
+    #[arg(long, global = true, value_name = "MS")]
+    timeout_max_ms: Option<u32>,
     /// Retries of a request that got no response
     #[arg(long, global = true, default_value_t = 3, value_name = "N")]
     retries: u32,
@@ -130,6 +137,8 @@ enum Command {
         /// none
         #[arg(long, conflicts_with = "json")]
         diff: bool,
+        #[command(flatten)]
+        window: WindowArgs,
     },
     /// List the fabric's node ports a VNIC driver serves, from the subnet
     /// administrator: port GUID, LID, node description
@@ -217,6 +226,8 @@ enum Command {
         /// Read MAC tables even when their digest matches the config
         #[arg(long)]
         full_tables: bool,
+        #[command(flatten)]
+        window: WindowArgs,
     },
     /// One-off changes to one vport (or to a node port's trap settings)
     #[command(after_help = EXIT_CODES)]
@@ -249,6 +260,29 @@ enum Command {
         #[arg(long, value_name = "N", value_parser = args::mad_len)]
         len: Option<usize>,
     },
+}
+
+/// How many MADs `apply` and `watch` keep in flight.
+#[derive(Args, Debug, Clone, Copy)]
+struct WindowArgs {
+    /// Requests in flight to one node port (1 to 64); the Sets of one
+    /// vport always go one at a time, in order
+    #[arg(long, value_name = "N", default_value_t = Window::default().per_lid,
+          value_parser = args::int::<usize, 1, 64>)]
+    window: usize,
+    /// Requests in flight in all (1 to 1024); 1 sends one MAD at a time
+    #[arg(long, value_name = "N", default_value_t = Window::default().global,
+          value_parser = args::int::<usize, 1, 1024>)]
+    max_in_flight: usize,
+}
+
+impl From<WindowArgs> for Window {
+    fn from(a: WindowArgs) -> Self {
+        Window {
+            per_lid: a.window,
+            global: a.max_in_flight,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -316,8 +350,12 @@ fn open(g: &Global, traps: bool) -> error::Result<Client<Umad>> {
         port: g.port,
     };
     let umad = Umad::open(&g.sysroot, &sel, traps).map_err(|e| Error::Device(e.to_string()))?;
+    let timeout = Duration::from_millis(u64::from(g.timeout_ms.max(1)));
     let policy = Policy {
-        timeout: Duration::from_millis(u64::from(g.timeout_ms.max(1))),
+        timeout,
+        timeout_max: g.timeout_max_ms.map_or(timeout.saturating_mul(4), |ms| {
+            Duration::from_millis(u64::from(ms))
+        }),
         retries: g.retries,
         pkey_index: g.pkey_index.unwrap_or(umad.port().mgmt_pkey_index),
         sl: g.sl,
@@ -368,10 +406,12 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             full_tables,
             json,
             diff,
+            window,
         } => {
             let cfg = load(&file, io)?;
             let mut client = open(g, false)?;
             let cfg = resolved(&mut client, cfg, &file, !json, io)?;
+            client.set_window(window.into());
             let opts = ApplyOpts {
                 dry_run,
                 check,
@@ -470,10 +510,12 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             config,
             interval,
             full_tables,
+            window,
         } => {
             let cfg = load(&config, io)?;
             let stop = stop_on_signals()?;
             let mut client = open(g, true)?;
+            client.set_window(window.into());
             let opts = WatchOpts {
                 interval,
                 full_tables,

@@ -234,13 +234,15 @@ fn changed_file_sends_only_the_difference() {
         .map(|r| (r.lid, r.attr_id, r.attr_mod))
         .collect();
     // vport info of (3,0) and (3,1); one MAC slot on both red vports.
+    // The vports' Sets go out side by side (a window), each vport's in
+    // the plan's order.
     assert_eq!(
         new_sets,
         vec![
             (2, ATTR_VESWPORT_MAC_ENTRIES, 0),
             (3, ATTR_VESWPORT_INFO, 0),
-            (3, ATTR_VESWPORT_MAC_ENTRIES, 0),
             (3, ATTR_VESWPORT_INFO, 1),
+            (3, ATTR_VESWPORT_MAC_ENTRIES, 0),
         ]
     );
     assert_eq!(c.fabric().vport(3, 1).unwrap().info.vesw.eth_mtu, 4000);

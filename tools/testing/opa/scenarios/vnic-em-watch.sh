@@ -16,8 +16,9 @@ vports="LID 0x0001 vport 0 [vesw 1 tenant-a]
 LID 0x0002 vport 0 [vesw 1 tenant-a]
 LID 0x0002 vport 1 [vesw 2 tenant-b]"
 interval=2
-# A poll while the driver is away waits out 4 attempts of 1.5 s for each of
-# the 2 node ports; the next one comes $interval s after it.
+# A poll while the driver is away waits out 4 attempts (1, 2, 4 and 4 s, and
+# 0.5 s each for the timeout report), for the 2 node ports at once; the next
+# one comes $interval s after it.
 bound=45
 
 em() { /opa/vnic-em -d umad0 "$@"; }

@@ -121,10 +121,12 @@ impl<'c> Watcher<'c> {
         self.cfg = Cow::Owned(cfg);
     }
 
-    /// Reads the node ports `lids` one by one and re-applies the config
-    /// where it differs, logging each repair. Stops early when `stop` is
-    /// set. Fails only when the transport does: the fabric's own errors
-    /// are logged and the node port is tried again next time.
+    /// Reads the node ports `lids`, all at once (a batch: a node port
+    /// that does not answer holds the others up once, not one after the
+    /// other), and re-applies the config where it differs, logging each
+    /// repair. Stops early when `stop` is set. Fails only when the
+    /// transport does: the fabric's own errors are logged and the node port
+    /// is tried again next time.
     pub fn check<F: Fabric>(
         &mut self,
         client: &mut Client<F>,
@@ -134,57 +136,86 @@ impl<'c> Watcher<'c> {
         io: &mut Io<'_>,
     ) -> Result<Checked> {
         let mut done = Checked::default();
+        if stop.load(Ordering::Relaxed) {
+            return Ok(done);
+        }
+        let mut plan = make_plan_lids(client, &self.cfg, lids, self.full_tables);
+        if let Some(i) = plan
+            .errors
+            .iter()
+            .position(|e| matches!(e, EmError::Transport(_)))
+        {
+            return Err(plan.errors.swap_remove(i).into());
+        }
         for &lid in lids {
+            let first = plan
+                .errors
+                .iter()
+                .find(|e| e.target().is_some_and(|t| t.lid == lid));
+            self.note_reads(lid, first, cause, io)?;
+            if first.is_some() {
+                done.unreadable.push(lid);
+            }
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Ok(done);
+        }
+        // One repair at a time, each logged before the next is sent:
+        // nothing more is sent once the log's reader is gone. A node port
+        // that stops answering is given up for the rest of the check.
+        let mut gone: Vec<u16> = Vec::new();
+        for r in repairs(&plan.steps) {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let mut plan = make_plan_lids(client, &self.cfg, &[lid], self.full_tables);
-            if let Some(i) = plan
-                .errors
+            let n = r.steps.len();
+            let who = (r.lid, r.vport);
+            if gone.contains(&r.lid) {
+                done.failed.push(who);
+                writeln!(
+                    io.out,
+                    "{}: {}, {cause}: re-apply skipped: LID {:#06x} does not answer",
+                    r.name(),
+                    r.why(),
+                    r.lid
+                )?;
+                continue;
+            }
+            let mut sent = send_steps(client, &r.steps);
+            if let Some(i) = sent
+                .failed
                 .iter()
                 .position(|e| matches!(e, EmError::Transport(_)))
             {
-                return Err(plan.errors.swap_remove(i).into());
+                return Err(sent.failed.swap_remove(i).into());
             }
-            self.note_reads(lid, &plan.errors, cause, io)?;
-            if !plan.errors.is_empty() {
-                done.unreadable.push(lid);
-            }
-            for r in repairs(&plan.steps) {
-                let mut sent = send_steps(client, &r.steps);
-                if let Some(i) = sent
-                    .failed
-                    .iter()
-                    .position(|e| matches!(e, EmError::Transport(_)))
-                {
-                    return Err(sent.failed.swap_remove(i).into());
+            match sent.failed.first() {
+                None => {
+                    done.repaired.push(who);
+                    writeln!(
+                        io.out,
+                        "{}: {}, {cause}: re-applied {n} Set(s)",
+                        r.name(),
+                        r.why()
+                    )
                 }
-                let n = r.steps.len();
-                let who = (r.lid, r.vport);
-                match sent.failed.first() {
-                    None => {
-                        done.repaired.push(who);
-                        writeln!(
-                            io.out,
-                            "{}: {}, {cause}: re-applied {n} Set(s)",
-                            r.name(),
-                            r.why()
-                        )
+                Some(e) => {
+                    if matches!(e, EmError::Timeout { .. } | EmError::GaveUp { .. }) {
+                        gone.push(r.lid);
                     }
-                    Some(e) => {
-                        done.failed.push(who);
-                        writeln!(
-                            io.out,
-                            "{}: {}, {cause}: re-apply failed after {} of {n} Set(s): {e}",
-                            r.name(),
-                            r.why(),
-                            sent.applied
-                        )
-                    }
-                }?;
-                io.out.flush()?;
-            }
+                    done.failed.push(who);
+                    writeln!(
+                        io.out,
+                        "{}: {}, {cause}: re-apply failed after {} of {n} Set(s): {e}",
+                        r.name(),
+                        r.why(),
+                        sent.applied
+                    )
+                }
+            }?;
+            io.out.flush()?;
         }
+        io.out.flush()?;
         Ok(done)
     }
 
@@ -192,11 +223,11 @@ impl<'c> Watcher<'c> {
     fn note_reads(
         &mut self,
         lid: u16,
-        errors: &[EmError],
+        error: Option<&EmError>,
         cause: Cause,
         io: &mut Io<'_>,
     ) -> std::io::Result<()> {
-        match errors.first() {
+        match error {
             Some(e) => {
                 let msg = e.to_string();
                 if self.unreadable.get(&lid) != Some(&msg) {

@@ -5,6 +5,10 @@
 //! sending in order.
 
 pub mod diff;
+mod read;
+mod send;
+
+use std::collections::BTreeSet;
 
 use opa_wire::vema_info::VeswPortInfo;
 
@@ -15,6 +19,7 @@ use diff::{
     class_port_info_changes, class_port_info_update, desired, info_changes, table_sets, Change,
     MacSet,
 };
+pub use send::{send_steps, step_request, Sent};
 
 /// What one Set does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,9 +124,38 @@ pub fn make_plan_lids<F: Fabric>(
     let want = desired(cfg);
     let trap_lid = cfg.em.trap_lid.unwrap_or_else(|| client.local_lid());
     let mut plan = Plan::default();
-    for &lid in lids {
-        match client.get_class_port_info(lid) {
-            Ok(cpi) => {
+    let mut dead = BTreeSet::new();
+    let cpis = read::class_port_infos(client, lids, &mut dead);
+    let live: Vec<u16> = lids
+        .iter()
+        .zip(&cpis)
+        .filter(|(_, c)| matches!(c, Some(Ok(_))))
+        .map(|(&l, _)| l)
+        .collect();
+    let ports: Vec<(u16, u8)> = want
+        .iter()
+        .filter(|d| live.contains(&d.lid))
+        .map(|d| (d.lid, d.vport))
+        .collect();
+    let infos = read::vport_infos(client, &ports, &mut dead);
+    // The tables to read: of the vports that exist, those whose digest is
+    // not the config's (all of them with `full_tables`).
+    let to_read: Vec<(u16, u8)> = want
+        .iter()
+        .filter(|d| match infos.get(&(d.lid, d.vport)) {
+            Some(Some(Ok(cur))) => {
+                *cur != VeswPortInfo::vema_pod()
+                    && (full_tables || cur.vport.mac_tbl_digest != d.digest)
+            }
+            _ => false,
+        })
+        .map(|d| (d.lid, d.vport))
+        .collect();
+    let mut tables = read::mac_tables(client, &to_read, &mut dead);
+    let mut infos = infos;
+    for (&lid, cpi) in lids.iter().zip(cpis) {
+        match cpi {
+            Some(Ok(cpi)) => {
                 if let Some(n) = class_port_info_update(&cpi, trap_lid, cfg.em.trap_sl) {
                     plan.steps.push(Step {
                         lid,
@@ -135,20 +169,22 @@ pub fn make_plan_lids<F: Fabric>(
                     });
                 }
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 // The node port does not answer: leave all of it out.
                 plan.errors.push(e);
                 continue;
             }
+            None => continue,
         }
         for d in want.iter().filter(|d| d.lid == lid) {
             let vesw = Some((d.vesw, d.vesw_name.clone()));
-            let cur = match client.get_vport_info(lid, d.vport) {
-                Ok(c) => c,
-                Err(e) => {
+            let cur = match infos.remove(&(lid, d.vport)).flatten() {
+                Some(Ok(c)) => c,
+                Some(Err(e)) => {
                     plan.errors.push(e);
                     continue;
                 }
+                None => continue,
             };
             let exists = cur != VeswPortInfo::vema_pod();
             let changes = info_changes(&cur, &d.info);
@@ -166,18 +202,17 @@ pub fn make_plan_lids<F: Fabric>(
                     },
                 });
             }
-            let cur_digest = cur.vport.mac_tbl_digest;
             let cur_table = if !exists {
                 Some(MacTableState::default())
-            } else if cur_digest == d.digest && !full_tables {
-                None
             } else {
-                match client.read_mac_table(lid, d.vport) {
-                    Ok(t) => Some(t),
-                    Err(e) => {
+                match tables.remove(&(lid, d.vport)) {
+                    None => None,
+                    Some(Some(Ok(t))) => Some(t),
+                    Some(Some(Err(e))) => {
                         plan.errors.push(e);
                         continue;
                     }
+                    Some(None) => continue,
                 }
             };
             if let Some(t) = cur_table {
@@ -200,85 +235,8 @@ pub fn make_plan_lids<F: Fabric>(
             }
         }
     }
+    // A node port that stopped answering halfway through the reads: its
+    // error is in, and its Sets would only wait for it once more.
+    plan.steps.retain(|s| !dead.contains(&s.lid));
     plan
-}
-
-/// Sends one Set of a plan; checks that a VESW port info Set took.
-fn run_step<F: Fabric>(client: &mut Client<F>, step: &Step) -> Result<(), EmError> {
-    match &step.action {
-        Action::ClassPortInfo { cpi, .. } => {
-            client.set_class_port_info(step.lid, cpi)?;
-        }
-        Action::VportInfo { info, .. } => {
-            let vport = step.vport.unwrap_or(0);
-            let got = client.set_vport_info(step.lid, vport, info)?;
-            let diff = info_changes(&got, info);
-            if !diff.is_empty() {
-                let what: Vec<String> = diff
-                    .iter()
-                    .map(|c| format!("{} is {} (wanted {})", c.field, c.from, c.to))
-                    .collect();
-                return Err(EmError::BadResponse {
-                    target: crate::mad::Target {
-                        method: crate::mad::Method::Set,
-                        attr_id: opa_wire::mad::ATTR_VESWPORT_INFO,
-                        lid: step.lid,
-                        vport: step.vport,
-                    },
-                    reason: format!("the agent did not take the values: {}", what.join(", ")),
-                });
-            }
-        }
-        Action::MacEntries { set, digest, .. } => {
-            client.set_mac_entries(
-                step.lid,
-                step.vport.unwrap_or(0),
-                set.offset,
-                *digest,
-                &set.entries,
-            )?;
-        }
-    }
-    Ok(())
-}
-
-/// What sending the Sets of a plan came to.
-#[derive(Debug, Default)]
-pub struct Sent {
-    /// Per step: "ok", "failed" or "skipped".
-    pub statuses: Vec<&'static str>,
-    /// Sets that were applied.
-    pub applied: usize,
-    /// Why Sets failed, in order.
-    pub failed: Vec<EmError>,
-}
-
-/// Sends the Sets of a plan in order. A failed Set skips the rest of its
-/// vport (they build on it: a MAC table Set on a vport that was not
-/// created fails too); other vports go on. `apply` and `watch` both send
-/// their Sets here.
-pub fn send_steps<F: Fabric>(client: &mut Client<F>, steps: &[Step]) -> Sent {
-    let mut sent = Sent {
-        statuses: vec!["pending"; steps.len()],
-        ..Sent::default()
-    };
-    let mut broken: Vec<(u16, Option<u8>)> = Vec::new();
-    for (i, s) in steps.iter().enumerate() {
-        if broken.contains(&(s.lid, s.vport)) {
-            sent.statuses[i] = "skipped";
-            continue;
-        }
-        match run_step(client, s) {
-            Ok(()) => {
-                sent.applied += 1;
-                sent.statuses[i] = "ok";
-            }
-            Err(e) => {
-                sent.statuses[i] = "failed";
-                broken.push((s.lid, s.vport));
-                sent.failed.push(e);
-            }
-        }
-    }
-    sent
 }

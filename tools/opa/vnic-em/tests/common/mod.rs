@@ -13,6 +13,7 @@ use vnic_em::fake::FakeFabric;
 
 /// The fake fabric of the tests: the EM's port at `em_lid`, and one VEMA agent on each of
 /// LIDs 2 and 3.
+#[allow(dead_code)]
 pub fn fabric(em_lid: u16) -> FakeFabric {
     let mut f = FakeFabric::new(em_lid);
     f.add_node(2, 1).add_node(3, 1);
