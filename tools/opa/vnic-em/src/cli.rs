@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The command line of `vnic-em`: its options and commands, as clap reads them, and the
+//! exit codes their help lists. `main` runs what they say.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use vnic_em::args;
+use vnic_em::client::Window;
+use vnic_em::commands::SetOpts;
+use vnic_em::mad::MadSize;
+
+pub(crate) const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (apply: the fabric matches the config; watch: stopped by
+     SIGTERM or SIGINT)
+  1  usage or config error; nothing was sent
+  2  fabric error (timeout, MAD status, bad response); nothing was
+     changed
+  3  partial apply: some Sets were applied before an error
+  4  local error: no umad device, or it cannot be opened or registered
+     (watch: or it fails while watching)
+  5  apply --check: the fabric differs from the config";
+
+/// Ethernet Manager for Omni-Path VNIC: configures virtual Ethernet
+/// switches and ports over VEMA MADs.
+#[derive(Parser, Debug)]
+#[command(name = "vnic-em", version, after_help = EXIT_CODES)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: Global,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct Global {
+    /// umad device of the EM's port (umad0 or /dev/infiniband/umad0)
+    #[arg(short = 'd', long, global = true, value_name = "DEV")]
+    pub(crate) umad: Option<String>,
+    /// RDMA device of the EM's port (e.g. hfi1_0); default: the first
+    /// ACTIVE port
+    #[arg(short = 'C', long, global = true, value_name = "NAME")]
+    pub(crate) hca: Option<String>,
+    /// Port number of the EM's port
+    #[arg(short = 'P', long, global = true, value_name = "N")]
+    pub(crate) port: Option<u8>,
+    /// Time to wait for the response to a request, in milliseconds; each
+    /// retry waits twice as long as the attempt before it, up to
+    /// --timeout-max-ms
+    #[arg(long, global = true, default_value_t = 1000, value_name = "MS")]
+    pub(crate) timeout_ms: u32,
+    /// The longest wait of one attempt as retries back off, in
+    /// milliseconds; default: 4 times --timeout-ms (no more than
+    /// --timeout-ms: no back-off)
+    #[arg(long, global = true, value_name = "MS")]
+    pub(crate) timeout_max_ms: Option<u32>,
+    /// Retries of a request that got no response
+    #[arg(long, global = true, default_value_t = 3, value_name = "N")]
+    pub(crate) retries: u32,
+    /// P_Key index to send MADs with; default: the index of 0xffff (else
+    /// 0x7fff) in the EM port's P_Key table
+    #[arg(long, global = true, value_name = "I")]
+    pub(crate) pkey_index: Option<u16>,
+    /// Service level to send MADs with
+    #[arg(long, global = true, default_value_t = 0, value_name = "SL")]
+    pub(crate) sl: u8,
+    /// Size of the request MADs
+    #[arg(long, global = true, value_enum, default_value_t = MadSizeArg::Full, value_name = "SIZE")]
+    pub(crate) mad_size: MadSizeArg,
+    /// Root of the sysfs and /dev trees (testing aid)
+    #[arg(long, global = true, hide = true, default_value = "/")]
+    pub(crate) sysroot: PathBuf,
+}
+
+/// `--mad-size`: how big the request MADs are.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum MadSizeArg {
+    /// The 40-byte vendor MAD header and the size of the attribute the
+    /// request carries, as opa-fm sends them
+    Trimmed,
+    /// Whole 2048-byte OPA MADs, the data zero-padded
+    Full,
+}
+
+impl From<MadSizeArg> for MadSize {
+    fn from(a: MadSizeArg) -> Self {
+        match a {
+            MadSizeArg::Trimmed => MadSize::Trimmed,
+            MadSizeArg::Full => MadSize::Full,
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Make the fabric match a config file: read each vport, print the
+    /// Sets needed, send them
+    #[command(after_help = EXIT_CODES)]
+    Apply {
+        /// The fabric config (TOML)
+        file: String,
+        /// Print the plan, send no Set
+        #[arg(short = 'n', long)]
+        dry_run: bool,
+        /// Print the plan, send no Set, exit 5 if anything differs (reads
+        /// MAC tables in full)
+        #[arg(long)]
+        check: bool,
+        /// Read MAC tables even when their digest matches the config
+        #[arg(long)]
+        full_tables: bool,
+        /// Print the plan and result as JSON
+        #[arg(long)]
+        json: bool,
+        /// Print exactly the Sets apply would send, each with the values
+        /// it changes (old -> new, the old as read from the fabric); send
+        /// none
+        #[arg(long, conflicts_with = "json")]
+        diff: bool,
+        #[command(flatten)]
+        window: WindowArgs,
+    },
+    /// List the fabric's node ports a VNIC driver serves, from the subnet
+    /// administrator: port GUID, LID, node description
+    #[command(after_help = EXIT_CODES)]
+    Discover {
+        /// Every port, not only those a VNIC driver serves
+        #[arg(long)]
+        all: bool,
+        /// Print JSON, one object a port
+        #[arg(long, conflicts_with = "config")]
+        json: bool,
+        /// Print a starting config: a vport on each port, named by GUID
+        #[arg(long)]
+        config: bool,
+    },
+    /// Check a config file without touching the fabric
+    #[command(after_help = EXIT_CODES)]
+    Validate {
+        /// The fabric config (TOML)
+        file: String,
+    },
+    /// Get every attribute of each vport and print it
+    #[command(after_help = EXIT_CODES)]
+    Show {
+        #[command(flatten)]
+        sel: SelectArgs,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+        /// Leave out the counters
+        #[arg(long)]
+        no_counters: bool,
+    },
+    /// Print the summary and error counters of each vport
+    #[command(after_help = EXIT_CODES)]
+    Counters {
+        #[command(flatten)]
+        sel: SelectArgs,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+        /// Print the Prometheus text format (counters
+        /// opa_vnic_vport_<name>_total, labels lid, vport, vesw, mac)
+        #[arg(long, conflicts_with = "json")]
+        prometheus: bool,
+        /// Write to FILE instead of stdout, replacing it at once (a
+        /// temporary file renamed over it), as a node exporter's textfile
+        /// collector wants
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Listen for traps (MAC list and link changes) and print them
+    #[command(after_help = EXIT_CODES)]
+    Traps {
+        /// Point the trap LID of this node port at the EM first
+        /// (repeatable)
+        #[arg(long, value_name = "LID", value_parser = args::LID)]
+        arm: Vec<u16>,
+        /// Arm every node port of this config
+        #[arg(short = 'c', long, value_name = "FILE")]
+        config: Option<String>,
+        /// Exit after N traps (exit 2 if --timeout comes first)
+        #[arg(long, value_name = "N")]
+        count: Option<u32>,
+        /// Exit after this many seconds
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<f64>,
+        /// One JSON object per line
+        #[arg(long)]
+        json: bool,
+    },
+    /// Keep the fabric as a config says, as a service
+    ///
+    /// Checks every node port of the config at start, at each poll and
+    /// after traps, and re-applies what differs (a node rebooted, a driver
+    /// reloaded), one line per vport, until SIGTERM or SIGINT.
+    #[command(after_help = EXIT_CODES)]
+    Watch {
+        /// The fabric config (TOML)
+        #[arg(short = 'c', long, value_name = "FILE")]
+        config: String,
+        /// Seconds between two polls of every node port
+        #[arg(long, value_name = "SECS", default_value = "10", value_parser = args::interval)]
+        interval: Duration,
+        /// Read MAC tables even when their digest matches the config
+        #[arg(long)]
+        full_tables: bool,
+        #[command(flatten)]
+        window: WindowArgs,
+    },
+    /// One-off changes to one vport (or to a node port's trap settings)
+    #[command(after_help = EXIT_CODES)]
+    Set(SetOpts),
+    /// Send one VEMA Get or Set and print the answer as is: its MAD
+    /// status and its data in hex (trailing zero bytes left out), to
+    /// compare two agents byte by byte. A non-zero status is printed, not
+    /// an error.
+    #[command(after_help = EXIT_CODES)]
+    Raw {
+        /// Node port LID
+        #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
+        lid: u16,
+        /// Send a Set instead of a Get
+        #[arg(long)]
+        set: bool,
+        /// Attribute id
+        #[arg(long, value_name = "ID", value_parser = args::int::<u16, 0, { u16::MAX as u64 }>)]
+        attr: u16,
+        /// Attribute modifier (its low byte is the vport)
+        #[arg(long = "mod", value_name = "N", value_parser = args::int::<u32, 0, { u32::MAX as u64 }>, default_value = "0")]
+        attr_mod: u32,
+        /// The request's data, in hex
+        #[arg(long, value_name = "HEX", value_parser = args::hex, default_value = "")]
+        data: args::HexData,
+        /// Send exactly N bytes, the 24-byte MAD header included (24 to
+        /// 2048), whatever --mad-size says: the data is zero-padded or cut
+        /// to fit (a test aid; umad refuses less than the 40-byte vendor
+        /// header)
+        #[arg(long, value_name = "N", value_parser = args::mad_len)]
+        len: Option<usize>,
+    },
+}
+
+/// How many MADs `apply` and `watch` keep in flight.
+#[derive(Args, Debug, Clone, Copy)]
+pub(crate) struct WindowArgs {
+    /// Requests in flight to one node port (1 to 64); the Sets of one
+    /// vport always go one at a time, in order
+    #[arg(long, value_name = "N", default_value_t = Window::default().per_lid,
+          value_parser = args::int::<usize, 1, 64>)]
+    pub(crate) window: usize,
+    /// Requests in flight in all (1 to 1024); 1 sends one MAD at a time
+    #[arg(long, value_name = "N", default_value_t = Window::default().global,
+          value_parser = args::int::<usize, 1, 1024>)]
+    pub(crate) max_in_flight: usize,
+}
+
+impl From<WindowArgs> for Window {
+    fn from(a: WindowArgs) -> Self {
+        Window {
+            per_lid: a.window,
+            global: a.max_in_flight,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct SelectArgs {
+    /// Read the vports of this config
+    #[arg(short = 'c', long, value_name = "FILE")]
+    pub(crate) config: Option<String>,
+    /// Node port LID (repeatable)
+    #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
+    pub(crate) lid: Vec<u16>,
+    /// Virtual port number (repeatable)
+    #[arg(short = 'v', long, value_name = "N")]
+    pub(crate) vport: Vec<u8>,
+    /// Without a config or --vport, probe vports 0..N of each LID
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub(crate) scan: u8,
+}
