@@ -15,6 +15,15 @@
 //! a CPU saves the interrupt state, and only the last one to go restores it (as the
 //! `local_interrupt_disable()` proposals for Rust do).
 //!
+//! Nothing in the type stops a holder from sleeping, as nothing stops one under a
+//! [`SpinLock`](super::SpinLock): the lock raises the preemption count, so `might_sleep()`
+//! reports it (`CONFIG_DEBUG_ATOMIC_SLEEP`). A holder that slept may wake on another CPU; the
+//! guard remembers its CPU, and a release elsewhere warns and leaves that CPU's count alone
+//! (rather than wrapping it and leaving interrupts off there for good).
+//!
+//! On PREEMPT_RT a `spinlock_t` is a sleeping lock and interrupt handlers are threads: the
+//! lock is then taken as `spin_lock_irq()` takes it there, with interrupts left on.
+//!
 //! # Examples
 //!
 //! ```
@@ -26,10 +35,10 @@
 //! let before = irqs_disabled();
 //! let ga = a.lock();
 //! let gb = b.lock();
-//! assert!(irqs_disabled());
+//! assert!(irqs_disabled() || cfg!(CONFIG_PREEMPT_RT));
 //! // The outer guard goes first: interrupts stay off until `gb` goes too.
 //! drop(ga);
-//! assert!(irqs_disabled());
+//! assert!(irqs_disabled() || cfg!(CONFIG_PREEMPT_RT));
 //! assert_eq!(*gb, 2);
 //! drop(gb);
 //! assert_eq!(irqs_disabled(), before);
@@ -62,12 +71,18 @@ pub fn irqs_disabled() -> bool {
 pub struct IrqSpinLockBackend;
 
 // SAFETY: The lock is a `spinlock_t`, initialised by `__spin_lock_init`; `lock` returns with the
-// lock held and interrupts off (counted per CPU), `unlock` releases it and restores the
-// interrupt state when the CPU's count drops to zero. Guards are not `Send`, so a guard is
-// dropped on the CPU that took it (interrupts are off in between, so it cannot migrate).
+// lock held (`spin_lock()`), and `unlock` releases it with `spin_unlock()`, so the lock excludes
+// every other holder. Interrupts stay off from `lock` to `unlock` (except on PREEMPT_RT, where
+// interrupt handlers are threads and the helpers do what `spin_lock_irq()` does there): the
+// helpers count guards per CPU and only the last one restores the state the first one found.
+// A guard is not `Send`, but that alone does not keep it on its CPU: a holder that sleeps
+// under the lock (a bug that `might_sleep()` reports) may wake up elsewhere. The guard state
+// is the CPU the lock was taken on, and the unlock helper checks it and warns instead of
+// touching another CPU's count.
 unsafe impl Backend for IrqSpinLockBackend {
     type State = bindings::spinlock_t;
-    type GuardState = ();
+    /// The CPU the lock was taken on.
+    type GuardState = u32;
 
     unsafe fn init(
         ptr: *mut Self::State,
@@ -83,8 +98,9 @@ unsafe impl Backend for IrqSpinLockBackend {
         unsafe { bindings::spin_lock_irq_nested(ptr) }
     }
 
-    unsafe fn unlock(ptr: *mut Self::State, _guard_state: &Self::GuardState) {
-        // SAFETY: The caller owns the lock, taken by `lock` on this CPU.
-        unsafe { bindings::spin_unlock_irq_nested(ptr) }
+    unsafe fn unlock(ptr: *mut Self::State, guard_state: &Self::GuardState) {
+        // SAFETY: The caller owns the lock, taken by `lock`, which returned `guard_state`; the
+        // helper checks that this is the CPU it names before it touches the CPU's count.
+        unsafe { bindings::spin_unlock_irq_nested(ptr, *guard_state) }
     }
 }
