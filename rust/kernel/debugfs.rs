@@ -98,6 +98,8 @@ impl Dir {
         // SAFETY: `name` is a valid C string; `p` is null or a live directory of ours (kept
         // alive by the reference stored below).
         let d = dentry_or_err(unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), p) })?;
+        // INVARIANT: `d` is the directory just created, removed by `DirInner`'s drop; the
+        // parent's reference is kept in `_parent`.
         let inner = DirInner {
             dentry: d,
             _parent: parent.cloned(),

@@ -35,14 +35,39 @@ use core::{cell::UnsafeCell, fmt};
 #[repr(transparent)]
 pub struct Case(UnsafeCell<bindings::kunit_case>);
 
+/// The cases of a suite followed by the zeroed terminator that KUnit looks for after them
+/// (`kunit_suite_for_each_test_case()` stops at the first case without `run_case`): the
+/// terminator is in the type, so a suite cannot lack one.
+///
+/// Only for [`kunit_suite!`](crate::kunit_suite!).
+#[repr(C)]
+pub struct Cases<const N: usize> {
+    cases: [Case; N],
+    end: Case,
+}
+
+impl<const N: usize> Cases<N> {
+    /// `cases`, terminated.
+    pub const fn new(cases: [Case; N]) -> Self {
+        Self {
+            cases,
+            end: Case::end(),
+        }
+    }
+}
+
 // SAFETY: KUnit runs the cases of a suite one after the other, and only KUnit writes to them.
 unsafe impl Sync for Case {}
 
 impl Case {
     /// A case named `name` that runs `run`.
-    pub const fn new(name: &'static CStr, run: unsafe extern "C" fn(*mut bindings::kunit)) -> Self {
+    ///
+    /// `run` is a safe function: KUnit calls it with its own `struct kunit`, which a safe
+    /// function cannot misuse (an `unsafe` one could require more of it).
+    pub const fn new(name: &'static CStr, run: extern "C" fn(*mut bindings::kunit)) -> Self {
+        // INVARIANT: `name` is a static C string.
         Self(UnsafeCell::new(bindings::kunit_case {
-            run_case: Some(run),
+            run_case: Some(run as unsafe extern "C" fn(*mut bindings::kunit)),
             name: name.as_char_ptr(),
             // SAFETY: The remaining fields (no parameter generator, no attributes, KUnit's
             // private state) are valid zeroed.
@@ -51,8 +76,9 @@ impl Case {
     }
 
     /// The terminator of a case array.
-    pub const fn end() -> Self {
+    const fn end() -> Self {
         // SAFETY: A zeroed `kunit_case` is KUnit's end-of-array marker.
+        // INVARIANT: The name is null: the terminator.
         Self(UnsafeCell::new(unsafe {
             core::mem::MaybeUninit::zeroed().assume_init()
         }))
@@ -65,7 +91,7 @@ impl Case {
 ///
 /// # Invariants
 ///
-/// `test_cases` points to a static array of [`Case`]s ending with [`Case::end`].
+/// `test_cases` points to the cases of a static [`Cases`], which the terminator follows.
 #[repr(transparent)]
 pub struct Suite(UnsafeCell<bindings::kunit_suite>);
 
@@ -73,17 +99,12 @@ pub struct Suite(UnsafeCell<bindings::kunit_suite>);
 unsafe impl Sync for Suite {}
 
 impl Suite {
-    /// A suite named `name` (at most 255 bytes, checked at build time) with the `cases`, which
-    /// must end with [`Case::end`] (checked at build time too).
-    pub const fn new(name: &str, cases: &'static [Case]) -> Self {
+    /// A suite named `name` (at most 255 bytes, checked at build time) with the `cases`.
+    pub const fn new<const N: usize>(name: &str, cases: &'static Cases<N>) -> Self {
         let bytes = name.as_bytes();
         assert!(
             bytes.len() < 256,
             "KUnit suite names have at most 255 bytes"
-        );
-        assert!(
-            !cases.is_empty(),
-            "a KUnit suite needs its terminating case"
         );
         let mut c_name = [0; 256];
         let mut i = 0;
@@ -91,9 +112,14 @@ impl Suite {
             c_name[i] = bytes[i] as crate::ffi::c_char;
             i += 1;
         }
+        // INVARIANT: `cases` is a static `Cases`; its first field is the array of cases
+        // (`#[repr(C)]`), each a transparent `kunit_case`, and the terminator follows them
+        // with no padding (an array's size is a multiple of its elements' alignment).
         Self(UnsafeCell::new(bindings::kunit_suite {
             name: c_name,
-            test_cases: cases.as_ptr().cast::<bindings::kunit_case>().cast_mut(),
+            test_cases: core::ptr::from_ref(cases)
+                .cast::<bindings::kunit_case>()
+                .cast_mut(),
             // SAFETY: No init/exit hooks and no attributes; KUnit's private state is valid
             // zeroed.
             ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
@@ -156,7 +182,8 @@ pub fn fail(file: &str, line: u32, args: fmt::Arguments<'_>) {
 macro_rules! kunit_suite {
     ($suite:ident, [$($case:ident),+ $(,)?]) => {
         const _: () = {
-            static CASES: [$crate::kunit_suite::Case; [$(stringify!($case)),+].len() + 1] = [
+            static CASES: $crate::kunit_suite::Cases<{ [$(stringify!($case)),+].len() }> =
+                $crate::kunit_suite::Cases::new([
                 $(
                     $crate::kunit_suite::Case::new($crate::c_str!(stringify!($case)), {
                         extern "C" fn run(_test: *mut $crate::bindings::kunit) {
@@ -165,8 +192,7 @@ macro_rules! kunit_suite {
                         run
                     }),
                 )+
-                $crate::kunit_suite::Case::end(),
-            ];
+                ]);
             static SUITE: $crate::kunit_suite::Suite =
                 $crate::kunit_suite::Suite::new(stringify!($suite), &CASES);
             #[used]

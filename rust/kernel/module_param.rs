@@ -35,6 +35,8 @@ unsafe impl Sync for UintParam {}
 impl UintParam {
     /// A parameter whose default is `v`.
     pub const fn new(v: u32) -> Self {
+        // INVARIANT: The value is private; only `as_arg` gives its address out, for the
+        // `kernel_param` through which the loader writes it while loading the module.
         Self(UnsafeCell::new(v))
     }
 
@@ -65,6 +67,9 @@ unsafe impl Sync for CharpParam {}
 impl CharpParam {
     /// A parameter whose default is `s`.
     pub const fn new(s: &'static CStr) -> Self {
+        // INVARIANT: A static string; the value is private, and only `as_arg` gives its address
+        // out, for the `kernel_param` through which the loader writes it while loading the
+        // module.
         Self(UnsafeCell::new(s.as_char_ptr().cast_mut()))
     }
 

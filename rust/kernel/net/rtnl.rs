@@ -26,7 +26,10 @@ impl Rtnl {
     /// Takes RTNL (`rtnl_lock()`), sleeping until it is free; released when the guard is
     /// dropped. Process context only, and never with RTNL held already.
     pub fn lock() -> RtnlGuard {
-        // SAFETY: FFI call; the caller is in process context without RTNL.
+        // SAFETY: FFI call without memory-safety preconditions. Taken twice by one task it
+        // deadlocks, and in atomic context it sleeps; lockdep and `might_sleep()` (in
+        // `mutex_lock()`) report either, and neither breaks memory safety. Callbacks the stack
+        // runs under RTNL get a token instead, so they need not call this.
         unsafe { bindings::rtnl_lock() };
         // INVARIANT: RTNL is held until the guard is dropped.
         RtnlGuard(Rtnl {

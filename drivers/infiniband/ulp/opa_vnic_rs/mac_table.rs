@@ -88,6 +88,8 @@ impl<S: DerefMut<Target = [MacSlot]>> MacIndex<S> {
             sum = sum.saturating_add(*n);
             *n = sum;
         }
+        // INVARIANT: `slots` is sorted by bucket then index, and `starts[b]` is the number of
+        // slots in the buckets before `b`, so bucket `b`'s slots are `starts[b]..starts[b + 1]`.
         Self { slots, starts }
     }
 
