@@ -6,6 +6,7 @@ use kernel::sync::{lock::Guard, IrqSpinLock};
 
 fn must_be_send<T: Send>(_: T) {}
 
+/// What the type refuses.
 pub fn send_the_guard(lock: &IrqSpinLock<u32>) {
     must_be_send::<Guard<'_, u32, kernel::sync::irq_spinlock::IrqSpinLockBackend>>(lock.lock());
 }

@@ -6,5 +6,7 @@ use kernel::kunit_suite::{Case, Suite};
 
 extern "C" fn run(_test: *mut kernel::bindings::kunit) {}
 
+/// One case, and no terminator after it.
 pub static CASES: [Case; 1] = [Case::new(kernel::c_str!("only"), run)];
+/// A suite of them.
 pub static SUITE: Suite = Suite::new("unterminated", &CASES);

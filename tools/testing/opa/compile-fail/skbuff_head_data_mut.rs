@@ -4,6 +4,7 @@
 //! still be shared, so it offers pushes, not writes to the data.
 use kernel::net::skbuff::SkBuffHead;
 
+/// What the type refuses.
 pub fn write_shared_payload(skb: &mut SkBuffHead) {
     skb.data_mut()[0] = 0;
 }

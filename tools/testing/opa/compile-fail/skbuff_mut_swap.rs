@@ -5,6 +5,7 @@
 //! clone's reader.
 use kernel::net::skbuff::{SkBuff, SkBuffMut};
 
+/// What the type refuses.
 pub fn swap_in_a_shared_buffer(owned: &mut SkBuffMut, shared: &mut SkBuff) {
     core::mem::swap(&mut **owned, shared);
 }

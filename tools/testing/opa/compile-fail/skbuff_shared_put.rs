@@ -4,6 +4,7 @@
 //! to in place.
 use kernel::net::skbuff::SkBuff;
 
+/// What the type refuses.
 pub fn append_to_shared(skb: &mut SkBuff) {
     let _ = skb.put(4);
 }
