@@ -125,14 +125,33 @@ fn read_trim(p: &Path) -> io::Result<String> {
     Ok(fs::read_to_string(p)?.trim().to_string())
 }
 
+/// `0x` (or `0X`) hexadecimal, else decimal.
+fn parse_hex_or_dec(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
 /// A sysfs LID (`0x1`, or decimal).
 pub fn parse_sysfs_lid(s: &str) -> Option<u16> {
+    parse_hex_or_dec(s.trim()).and_then(|v| u16::try_from(v).ok())
+}
+
+/// A number as the kernel writes it in sysfs: `0x` hexadecimal or decimal, maybe followed
+/// by a `:` and a name (a port's `state`, `4: ACTIVE`).
+pub fn parse_sysfs_num(s: &str) -> Option<u64> {
     let s = s.trim();
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u32::from_str_radix(h, 16).ok(),
-        None => s.parse::<u32>().ok(),
+    parse_hex_or_dec(s.split(':').next().unwrap_or(s).trim())
+}
+
+/// A sysfs GUID (`node_guid`: `0011:7501:0000:0100`).
+pub fn parse_sysfs_guid(s: &str) -> Option<u64> {
+    let hex: String = s.trim().split(':').collect();
+    if hex.len() != 16 {
+        return None;
     }
-    .and_then(|v| u16::try_from(v).ok())
+    u64::from_str_radix(&hex, 16).ok()
 }
 
 /// The index of the management P_Key in a port's sysfs `pkeys` folder:
@@ -399,10 +418,23 @@ mod tests {
         assert_eq!(parse_sysfs_lid("12"), Some(12));
         assert_eq!(parse_sysfs_lid("0x10000"), None);
         assert_eq!(parse_sysfs_lid("zz"), None);
+        assert_eq!(parse_sysfs_lid("4: ACTIVE"), None, "a LID has no name");
         assert_eq!(umad_dev_path("umad1"), Path::new("/dev/infiniband/umad1"));
         assert_eq!(
             umad_dev_path("/dev/infiniband/umad1"),
             Path::new("/dev/infiniband/umad1")
         );
+    }
+
+    #[test]
+    fn numbers_and_guids() {
+        assert_eq!(parse_sysfs_num("4: ACTIVE\n"), Some(4));
+        assert_eq!(parse_sysfs_num("0x1f"), Some(0x1f));
+        assert_eq!(parse_sysfs_num("zz"), None);
+        assert_eq!(
+            parse_sysfs_guid("0011:7501:0000:0100\n"),
+            Some(0x0011_7501_0000_0100)
+        );
+        assert_eq!(parse_sysfs_guid("0011:7501:0000"), None);
     }
 }
