@@ -36,6 +36,26 @@ pub struct PortView {
 }
 
 impl PortView {
+    /// Port 1 of `opasimN` (N is `dev`), a node of one port named `desc`, Active at `lid`,
+    /// with GUIDs made from N and no capability: the ports tests build fabrics of (struct
+    /// update syntax sets the rest).
+    pub fn sample(dev: u8, lid: u32, desc: &str) -> Self {
+        let node_guid = 0x0011_7501_0000_0000 | u64::from(dev) << 8;
+        PortView {
+            ibdev: format!("opasim{dev}"),
+            node_guid,
+            sys_image_guid: node_guid,
+            node_desc: desc.into(),
+            num_ports: 1,
+            port_num: 1,
+            port_guid: node_guid | 1,
+            lid,
+            state: 4,
+            cap_mask: 0,
+            cap_mask3: 0,
+        }
+    }
+
     /// Whether the SA knows the port: only ports the SM brought up (Active, with a LID) have
     /// records.
     pub fn is_up(&self) -> bool {

@@ -51,37 +51,25 @@ port_num = 2
 mac = "02:00:00:00:03:00"
 "#;
 
+/// A host port with the VNIC capability.
 fn port(dev: u8, lid: u32, desc: &str) -> PortView {
     PortView {
-        ibdev: format!("opasim{dev}"),
-        node_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
-        sys_image_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
-        node_desc: desc.into(),
-        num_ports: 1,
-        port_num: 1,
-        port_guid: 0x0011_7501_0000_0001 | u64::from(dev) << 8,
-        lid,
-        state: 4,
-        cap_mask: 0,
         cap_mask3: 0x2000,
+        ..PortView::sample(dev, lid, desc)
     }
 }
 
 /// The fake fabric (VEMA agents at LIDs 2 and 3) with opasim's SA over the same ports.
 fn fabric() -> (Client<FakeFabric>, Rc<RefCell<FabricView>>) {
-    let view = Rc::new(RefCell::new(FabricView {
-        ports: vec![
+    let mut f = common::fabric(1);
+    let view = common::with_sa(
+        &mut f,
+        vec![
             port(0, 1, "em hfi1_0"),
             port(1, 2, "hostA hfi1_0"),
             port(2, 3, "hostB hfi1_0"),
         ],
-        sm_lid: 1,
-    }));
-    let mut f = common::fabric(1);
-    let v = view.clone();
-    f.sa = Some(SaHook::new(move |mad| {
-        answer(mad, &v.borrow()).map(|a| a.mad)
-    }));
+    );
     (Client::new(f, common::policy(20)), view)
 }
 

@@ -1,23 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What the end-to-end tests share: the fake fabric they talk to and the capture of a
-//! command's exit code and output.
+//! What the end-to-end tests share: the fake fabric they talk to (and opasim's SA over
+//! it) and the capture of a command's exit code and output.
 
+// Each test file builds this module on its own, and none uses all of it.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Duration;
 
 use opa_wire::mad::METHOD_SET;
+use opasim_sa::answer::answer;
+use opasim_sa::fabric::{FabricView, PortView};
 use vnic_em::client::{Client, Policy};
 use vnic_em::commands::Io;
 use vnic_em::error::{self, Exit};
-use vnic_em::fake::FakeFabric;
+use vnic_em::fake::{FakeFabric, SaHook};
 
 /// The fake fabric of the tests: the EM's port at `em_lid`, and one VEMA agent on each of
 /// LIDs 2 and 3.
-#[allow(dead_code)]
 pub fn fabric(em_lid: u16) -> FakeFabric {
     let mut f = FakeFabric::new(em_lid);
     f.add_node(2, 1).add_node(3, 1);
     f
+}
+
+/// Makes opasim's SA answer `f`'s SA queries from `ports` (the SM at LID 1); returns the
+/// view it answers from, for a test to change the fabric under the SA.
+pub fn with_sa(f: &mut FakeFabric, ports: Vec<PortView>) -> Rc<RefCell<FabricView>> {
+    let view = Rc::new(RefCell::new(FabricView { ports, sm_lid: 1 }));
+    let v = view.clone();
+    f.sa = Some(SaHook::new(move |mad| {
+        answer(mad, &v.borrow()).map(|a| a.mad)
+    }));
+    view
 }
 
 /// The client policy of the tests: the fake fabric answers at once or never, so a short
@@ -31,21 +48,17 @@ pub fn policy(timeout_ms: u64) -> Policy {
 }
 
 /// How many Sets the fabric has received.
-// Each test file builds this module on its own, and not all of them count Sets.
-#[allow(dead_code)]
 pub fn sets(c: &Client<FakeFabric>) -> usize {
     c.fabric().count(METHOD_SET)
 }
 
 /// A command's exit code, standard output and standard error.
-#[allow(dead_code)]
 pub struct Out {
     pub code: Exit,
     pub out: String,
     pub err: String,
 }
 
-#[allow(dead_code)]
 /// Runs a command with its output captured, its error printed as `vnic-em` prints it.
 pub fn capture(f: impl FnOnce(&mut Io<'_>) -> error::Result) -> Out {
     let mut out = Vec::new();
