@@ -19,6 +19,8 @@
 #![warn(missing_docs, rust_2018_idioms)]
 
 pub mod dev;
+#[cfg(any(test, feature = "test-support"))]
+pub mod fake_sysfs;
 pub mod hdr;
 pub mod sysfs;
 

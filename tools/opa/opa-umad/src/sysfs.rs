@@ -307,32 +307,11 @@ pub fn select_port(ports: &[UmadPort], sel: &PortSelect) -> Result<UmadPort, Dis
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tmp(name: &str) -> PathBuf {
-        let p = std::env::temp_dir().join(format!("opa-umad-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&p);
-        p
-    }
-
-    fn mk(root: &Path, umad: &str, ibdev: &str, port: u8, lid: &str, state: &str) -> PathBuf {
-        let d = root.join("sys/class/infiniband_mad").join(umad);
-        fs::create_dir_all(&d).unwrap();
-        fs::write(d.join("ibdev"), format!("{ibdev}\n")).unwrap();
-        fs::write(d.join("port"), format!("{port}\n")).unwrap();
-        let p = root
-            .join("sys/class/infiniband")
-            .join(ibdev)
-            .join("ports")
-            .join(port.to_string());
-        fs::create_dir_all(&p).unwrap();
-        fs::write(p.join("lid"), format!("{lid}\n")).unwrap();
-        fs::write(p.join("state"), format!("{state}\n")).unwrap();
-        p
-    }
+    use crate::fake_sysfs::{add_port, tmp_root};
 
     #[test]
     fn discovery() {
-        let root = tmp("disc");
+        let root = tmp_root("disc");
         let e = list_ports(&root).unwrap_err();
         assert!(matches!(e, DiscoveryError::NoAbiVersion { .. }));
         assert!(e.to_string().ends_with("(is ib_umad loaded?)"), "{e}");
@@ -350,9 +329,9 @@ mod tests {
                 .to_string(),
             "no umad device found (load ib_umad and an OPA HFI driver)"
         );
-        mk(&root, "umad10", "hfi1_1", 1, "0x10", "4: ACTIVE");
-        mk(&root, "umad0", "hfi1_0", 1, "0x0", "1: DOWN");
-        let p2 = mk(&root, "umad2", "hfi1_0", 2, "0x2", "4: ACTIVE");
+        add_port(&root, "umad10", "hfi1_1", 1, "0x10", "4: ACTIVE");
+        add_port(&root, "umad0", "hfi1_0", 1, "0x0", "1: DOWN");
+        let p2 = add_port(&root, "umad2", "hfi1_0", 2, "0x2", "4: ACTIVE");
         fs::write(p2.join("sm_lid"), "0x1\n").unwrap();
         let pk = p2.join("pkeys");
         fs::create_dir_all(&pk).unwrap();
