@@ -9,7 +9,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{capture, sets, Out};
+use common::{apply, apply_ok, capture, sets};
 
 use opa_wire::mad::{
     ATTR_CLASS_PORT_INFO, ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, METHOD_GET, METHOD_SET,
@@ -83,13 +83,8 @@ fn cfg(src: &str) -> Config {
     parse(src).unwrap()
 }
 
-fn apply(c: &mut Client<FakeFabric>, cfg: &Config, opts: ApplyOpts) -> Out {
-    capture(|io| commands::apply(c, cfg, opts, io))
-}
-
 fn applied(c: &mut Client<FakeFabric>) {
-    let r = apply(c, &cfg(FABRIC), ApplyOpts::default());
-    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
+    apply_ok(c, &cfg(FABRIC));
 }
 
 #[test]

@@ -16,7 +16,7 @@ use opasim_sa::answer::answer;
 use opasim_sa::fabric::{FabricView, PortView};
 use vnic_em::client::Client;
 use vnic_em::commands::watch::{self, WatchOpts};
-use vnic_em::commands::{self, ApplyOpts};
+use vnic_em::commands::ApplyOpts;
 use vnic_em::config::parse;
 use vnic_em::error::Exit;
 use vnic_em::fake::{FakeFabric, SaHook};
@@ -118,8 +118,7 @@ fn apply_by_name_reaches_the_lids_of_now() {
     assert_eq!(r.cfg.vesws[0].unknown_ucast_dlids, [3]);
     assert_eq!(r.cfg.vesws[0].mac_table[0].dlid, 3);
     assert_eq!(r.nodes.len(), 4);
-    let out = capture(|io| commands::apply(&mut c, &r.cfg, ApplyOpts::default(), io));
-    assert_eq!(out.code, Exit::Ok, "{}{}", out.out, out.err);
+    common::apply_ok(&mut c, &r.cfg);
     let a = c.fabric().agents[&2].vports[&0].info.vport.encap_slid;
     assert_eq!(a, 2);
     assert_eq!(
@@ -277,7 +276,7 @@ fn a_node_the_sa_knows_but_whose_vema_agent_does_not_answer() {
     let pol = *c.policy();
     let r = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap();
     assert_eq!(r.cfg.vports[2].lid, 4);
-    let out = capture(|io| commands::apply(&mut c, &r.cfg, ApplyOpts::default(), io));
+    let out = common::apply(&mut c, &r.cfg, ApplyOpts::default());
     // The others are configured; the silent one is named, and exit 3 says the fabric is
     // half-applied.
     assert_eq!(out.code, Exit::Partial, "{}{}", out.out, out.err);

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 use std::cell::RefCell;
+use std::io::Write;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -14,8 +15,10 @@ use opa_wire::mad::METHOD_SET;
 use opasim_sa::answer::answer;
 use opasim_sa::fabric::{FabricView, PortView};
 use vnic_em::client::{Client, Policy};
-use vnic_em::commands::Io;
+use vnic_em::commands::{self, ApplyOpts, Io};
+use vnic_em::config::Config;
 use vnic_em::error::{self, Exit};
+use vnic_em::fabric::Fabric;
 use vnic_em::fake::{FakeFabric, SaHook};
 
 /// The fake fabric of the tests: the EM's port at `em_lid`, and one VEMA agent on each of
@@ -47,6 +50,11 @@ pub fn policy(timeout_ms: u64) -> Policy {
     }
 }
 
+/// A client of [`fabric`] with the EM at LID 1, under [`policy`]`(timeout_ms)`.
+pub fn client(timeout_ms: u64) -> Client<FakeFabric> {
+    Client::new(fabric(1), policy(timeout_ms))
+}
+
 /// How many Sets the fabric has received.
 pub fn sets(c: &Client<FakeFabric>) -> usize {
     c.fabric().count(METHOD_SET)
@@ -59,22 +67,38 @@ pub struct Out {
     pub err: String,
 }
 
-/// Runs a command with its output captured, its error printed as `vnic-em` prints it.
-pub fn capture(f: impl FnOnce(&mut Io<'_>) -> error::Result) -> Out {
-    let mut out = Vec::new();
+/// Runs a command writing its output to `out`; returns its exit code and what it wrote to
+/// standard error, its error printed as `vnic-em` prints it.
+pub fn run_to(out: &mut dyn Write, f: impl FnOnce(&mut Io<'_>) -> error::Result) -> (Exit, String) {
     let mut err = Vec::new();
     let code = {
-        let mut io = Io {
-            out: &mut out,
-            err: &mut err,
-        };
+        let mut io = Io { out, err: &mut err };
         let r = f(&mut io);
         // As main prints an error that ends a command.
         error::finish(r, io.err)
     };
+    (code, String::from_utf8(err).unwrap())
+}
+
+/// Runs a command with its output captured, its error printed as `vnic-em` prints it.
+pub fn capture(f: impl FnOnce(&mut Io<'_>) -> error::Result) -> Out {
+    let mut out = Vec::new();
+    let (code, err) = run_to(&mut out, f);
     Out {
         code,
         out: String::from_utf8(out).unwrap(),
-        err: String::from_utf8(err).unwrap(),
+        err,
     }
+}
+
+/// `apply` of `cfg` with `opts`, its output captured.
+pub fn apply<F: Fabric>(c: &mut Client<F>, cfg: &Config, opts: ApplyOpts) -> Out {
+    capture(|io| commands::apply(c, cfg, opts, io))
+}
+
+/// `apply` of `cfg`, which must configure everything.
+pub fn apply_ok<F: Fabric>(c: &mut Client<F>, cfg: &Config) -> Out {
+    let r = apply(c, cfg, ApplyOpts::default());
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
+    r
 }
