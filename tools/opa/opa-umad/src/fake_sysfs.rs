@@ -14,6 +14,13 @@ pub fn tmp_root(name: &str) -> PathBuf {
     p
 }
 
+/// Writes `version` (`"5"`) to the umad ABI version file under `root`.
+pub fn write_abi_version(root: &Path, version: &str) {
+    let class = root.join("sys/class/infiniband_mad");
+    fs::create_dir_all(&class).unwrap();
+    fs::write(class.join("abi_version"), format!("{version}\n")).unwrap();
+}
+
 /// Adds the umad device `umad` for port `port` of `ibdev` under `root`, with the port's
 /// `lid` and `state` files; returns the port's folder, for more files.
 pub fn add_port(root: &Path, umad: &str, ibdev: &str, port: u8, lid: &str, state: &str) -> PathBuf {

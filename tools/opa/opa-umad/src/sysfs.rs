@@ -307,7 +307,7 @@ pub fn select_port(ports: &[UmadPort], sel: &PortSelect) -> Result<UmadPort, Dis
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fake_sysfs::{add_port, tmp_root};
+    use crate::fake_sysfs::{add_port, tmp_root, write_abi_version};
 
     #[test]
     fn discovery() {
@@ -315,13 +315,12 @@ mod tests {
         let e = list_ports(&root).unwrap_err();
         assert!(matches!(e, DiscoveryError::NoAbiVersion { .. }));
         assert!(e.to_string().ends_with("(is ib_umad loaded?)"), "{e}");
-        fs::create_dir_all(root.join("sys/class/infiniband_mad")).unwrap();
-        fs::write(root.join("sys/class/infiniband_mad/abi_version"), "6\n").unwrap();
+        write_abi_version(&root, "6");
         assert_eq!(
             list_ports(&root).unwrap_err().to_string(),
             "umad ABI version 6 not supported (need 5)"
         );
-        fs::write(root.join("sys/class/infiniband_mad/abi_version"), "5\n").unwrap();
+        write_abi_version(&root, "5");
         assert_eq!(list_ports(&root).unwrap(), vec![]);
         assert_eq!(
             select_port(&[], &PortSelect::default())

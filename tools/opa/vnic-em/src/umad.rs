@@ -339,7 +339,7 @@ impl Fabric for Umad {
 mod tests {
     use std::fs;
 
-    use opa_umad::fake_sysfs::{add_port, tmp_root};
+    use opa_umad::fake_sysfs::{add_port, tmp_root, write_abi_version};
 
     use super::*;
 
@@ -357,13 +357,12 @@ mod tests {
                 root.join("sys/class/infiniband_mad/abi_version").display()
             )
         );
-        fs::create_dir_all(root.join("sys/class/infiniband_mad")).unwrap();
-        fs::write(root.join("sys/class/infiniband_mad/abi_version"), "6\n").unwrap();
+        write_abi_version(&root, "6");
         assert_eq!(
             list_ports(&root).unwrap_err().to_string(),
             "umad ABI version 6 not supported (need 5)"
         );
-        fs::write(root.join("sys/class/infiniband_mad/abi_version"), "5\n").unwrap();
+        write_abi_version(&root, "5");
         assert_eq!(
             select_port(&[], &PortSelect::default())
                 .unwrap_err()
