@@ -15,7 +15,6 @@ use common::{capture, sets, Out};
 use opa_wire::mad::METHOD_SET;
 use vnic_em::client::Client;
 use vnic_em::commands::watch::{self, Cause, Checked, WatchOpts, Watcher};
-use vnic_em::commands::ApplyOpts;
 use vnic_em::config::{parse, Config};
 use vnic_em::error::Exit;
 use vnic_em::fake::FakeFabric;
@@ -69,11 +68,7 @@ fn configured() -> Client<FakeFabric> {
 
 /// The fabric matches the config: `apply --check` finds nothing.
 fn assert_matches(c: &mut Client<FakeFabric>) {
-    let opts = ApplyOpts {
-        check: true,
-        ..ApplyOpts::default()
-    };
-    let r = common::apply(c, &cfg(), opts);
+    let r = common::check(c, &cfg());
     assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
 }
 

@@ -96,6 +96,15 @@ pub fn apply<F: Fabric>(c: &mut Client<F>, cfg: &Config, opts: ApplyOpts) -> Out
     capture(|io| commands::apply(c, cfg, opts, io))
 }
 
+/// `apply --check` of `cfg`, its output captured.
+pub fn check<F: Fabric>(c: &mut Client<F>, cfg: &Config) -> Out {
+    let opts = ApplyOpts {
+        check: true,
+        ..ApplyOpts::default()
+    };
+    apply(c, cfg, opts)
+}
+
 /// `apply` of `cfg`, which must configure everything.
 pub fn apply_ok<F: Fabric>(c: &mut Client<F>, cfg: &Config) -> Out {
     let r = apply(c, cfg, ApplyOpts::default());

@@ -74,14 +74,7 @@ fn reapply_sends_nothing() {
     assert_eq!(c.fabric().count(METHOD_GET) - before_gets, 2 + 3);
 
     // --check reads the tables in full and still finds nothing.
-    let r = apply(
-        &mut c,
-        &cfg(FABRIC),
-        ApplyOpts {
-            check: true,
-            ..Default::default()
-        },
-    );
+    let r = common::check(&mut c, &cfg(FABRIC));
     assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert_eq!(sets(&c), before_sets);
 }
@@ -97,14 +90,7 @@ fn changed_file_sends_only_the_difference() {
         .replace("02:00:00:00:03:00", "02:00:00:00:03:99");
     let cfg2 = cfg(&changed);
 
-    let r = apply(
-        &mut c,
-        &cfg2,
-        ApplyOpts {
-            check: true,
-            ..Default::default()
-        },
-    );
+    let r = common::check(&mut c, &cfg2);
     assert_eq!(r.code, Exit::Differs, "{}{}", r.out, r.err);
     let r = apply(
         &mut c,
@@ -163,14 +149,7 @@ fn changed_file_sends_only_the_difference() {
         c.fabric().vport(2, 0).unwrap().mac_table[&1].mac_addr,
         [2, 0, 0, 0, 3, 0x99]
     );
-    let r = apply(
-        &mut c,
-        &cfg2,
-        ApplyOpts {
-            check: true,
-            ..Default::default()
-        },
-    );
+    let r = common::check(&mut c, &cfg2);
     assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
 }
 
@@ -343,14 +322,7 @@ fn big_mac_table_takes_several_mads() {
         .count();
     assert_eq!(mac_sets, 3, "301 entries in windows of 125");
     assert_eq!(c.fabric().vport(2, 3).unwrap().mac_table.len(), 301);
-    let r = apply(
-        &mut c,
-        &config,
-        ApplyOpts {
-            check: true,
-            ..Default::default()
-        },
-    );
+    let r = common::check(&mut c, &config);
     assert_eq!(r.code, Exit::Ok, "{}", r.out);
     // One entry changes: one small Set.
     let before = c.fabric().log.len();
@@ -401,14 +373,7 @@ fn sample_config_applies_and_reapplies_cleanly() {
     let r = apply(&mut c, &config, ApplyOpts::default());
     assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(r.out.contains("applied 8 of 8 Set(s)"), "{}", r.out);
-    let r = apply(
-        &mut c,
-        &config,
-        ApplyOpts {
-            check: true,
-            ..Default::default()
-        },
-    );
+    let r = common::check(&mut c, &config);
     assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     assert!(r.out.contains("nothing to do"), "{}", r.out);
     let v = c.fabric().vport(2, 0).unwrap();

@@ -64,14 +64,7 @@ fn set_one_off_changes() {
     let j: serde_json::Value = serde_json::from_str(&r.out[json_start..]).unwrap();
     assert_eq!(j["mac_table"].as_array().unwrap().len(), 3);
 
-    let r = apply(
-        &mut c,
-        &cfg(FABRIC),
-        ApplyOpts {
-            check: true,
-            ..Default::default()
-        },
-    );
+    let r = common::check(&mut c, &cfg(FABRIC));
     assert_eq!(r.code, Exit::Differs, "{}", r.out);
     applied(&mut c);
     let v = c.fabric().vport(2, 0).unwrap();
