@@ -125,14 +125,33 @@ fn read_trim(p: &Path) -> io::Result<String> {
     Ok(fs::read_to_string(p)?.trim().to_string())
 }
 
+/// `0x` (or `0X`) hexadecimal, else decimal.
+fn parse_hex_or_dec(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
 /// A sysfs LID (`0x1`, or decimal).
 pub fn parse_sysfs_lid(s: &str) -> Option<u16> {
+    parse_hex_or_dec(s.trim()).and_then(|v| u16::try_from(v).ok())
+}
+
+/// A number as the kernel writes it in sysfs: `0x` hexadecimal or decimal, maybe followed
+/// by a `:` and a name (a port's `state`, `4: ACTIVE`).
+pub fn parse_sysfs_num(s: &str) -> Option<u64> {
     let s = s.trim();
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u32::from_str_radix(h, 16).ok(),
-        None => s.parse::<u32>().ok(),
+    parse_hex_or_dec(s.split(':').next().unwrap_or(s).trim())
+}
+
+/// A sysfs GUID (`node_guid`: `0011:7501:0000:0100`).
+pub fn parse_sysfs_guid(s: &str) -> Option<u64> {
+    let hex: String = s.trim().split(':').collect();
+    if hex.len() != 16 {
+        return None;
     }
-    .and_then(|v| u16::try_from(v).ok())
+    u64::from_str_radix(&hex, 16).ok()
 }
 
 /// The index of the management P_Key in a port's sysfs `pkeys` folder:
@@ -288,42 +307,20 @@ pub fn select_port(ports: &[UmadPort], sel: &PortSelect) -> Result<UmadPort, Dis
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tmp(name: &str) -> PathBuf {
-        let p = std::env::temp_dir().join(format!("opa-umad-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&p);
-        p
-    }
-
-    fn mk(root: &Path, umad: &str, ibdev: &str, port: u8, lid: &str, state: &str) -> PathBuf {
-        let d = root.join("sys/class/infiniband_mad").join(umad);
-        fs::create_dir_all(&d).unwrap();
-        fs::write(d.join("ibdev"), format!("{ibdev}\n")).unwrap();
-        fs::write(d.join("port"), format!("{port}\n")).unwrap();
-        let p = root
-            .join("sys/class/infiniband")
-            .join(ibdev)
-            .join("ports")
-            .join(port.to_string());
-        fs::create_dir_all(&p).unwrap();
-        fs::write(p.join("lid"), format!("{lid}\n")).unwrap();
-        fs::write(p.join("state"), format!("{state}\n")).unwrap();
-        p
-    }
+    use crate::fake_sysfs::{add_port, tmp_root, write_abi_version};
 
     #[test]
     fn discovery() {
-        let root = tmp("disc");
+        let root = tmp_root("disc");
         let e = list_ports(&root).unwrap_err();
         assert!(matches!(e, DiscoveryError::NoAbiVersion { .. }));
         assert!(e.to_string().ends_with("(is ib_umad loaded?)"), "{e}");
-        fs::create_dir_all(root.join("sys/class/infiniband_mad")).unwrap();
-        fs::write(root.join("sys/class/infiniband_mad/abi_version"), "6\n").unwrap();
+        write_abi_version(&root, "6");
         assert_eq!(
             list_ports(&root).unwrap_err().to_string(),
             "umad ABI version 6 not supported (need 5)"
         );
-        fs::write(root.join("sys/class/infiniband_mad/abi_version"), "5\n").unwrap();
+        write_abi_version(&root, "5");
         assert_eq!(list_ports(&root).unwrap(), vec![]);
         assert_eq!(
             select_port(&[], &PortSelect::default())
@@ -331,9 +328,9 @@ mod tests {
                 .to_string(),
             "no umad device found (load ib_umad and an OPA HFI driver)"
         );
-        mk(&root, "umad10", "hfi1_1", 1, "0x10", "4: ACTIVE");
-        mk(&root, "umad0", "hfi1_0", 1, "0x0", "1: DOWN");
-        let p2 = mk(&root, "umad2", "hfi1_0", 2, "0x2", "4: ACTIVE");
+        add_port(&root, "umad10", "hfi1_1", 1, "0x10", "4: ACTIVE");
+        add_port(&root, "umad0", "hfi1_0", 1, "0x0", "1: DOWN");
+        let p2 = add_port(&root, "umad2", "hfi1_0", 2, "0x2", "4: ACTIVE");
         fs::write(p2.join("sm_lid"), "0x1\n").unwrap();
         let pk = p2.join("pkeys");
         fs::create_dir_all(&pk).unwrap();
@@ -399,10 +396,23 @@ mod tests {
         assert_eq!(parse_sysfs_lid("12"), Some(12));
         assert_eq!(parse_sysfs_lid("0x10000"), None);
         assert_eq!(parse_sysfs_lid("zz"), None);
+        assert_eq!(parse_sysfs_lid("4: ACTIVE"), None, "a LID has no name");
         assert_eq!(umad_dev_path("umad1"), Path::new("/dev/infiniband/umad1"));
         assert_eq!(
             umad_dev_path("/dev/infiniband/umad1"),
             Path::new("/dev/infiniband/umad1")
         );
+    }
+
+    #[test]
+    fn numbers_and_guids() {
+        assert_eq!(parse_sysfs_num("4: ACTIVE\n"), Some(4));
+        assert_eq!(parse_sysfs_num("0x1f"), Some(0x1f));
+        assert_eq!(parse_sysfs_num("zz"), None);
+        assert_eq!(
+            parse_sysfs_guid("0011:7501:0000:0100\n"),
+            Some(0x0011_7501_0000_0100)
+        );
+        assert_eq!(parse_sysfs_guid("0011:7501:0000"), None);
     }
 }

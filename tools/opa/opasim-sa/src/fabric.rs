@@ -6,6 +6,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use opa_umad::{parse_sysfs_guid, parse_sysfs_num};
+
 /// One port of the fabric.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PortView {
@@ -34,6 +36,26 @@ pub struct PortView {
 }
 
 impl PortView {
+    /// Port 1 of `opasimN` (N is `dev`), a node of one port named `desc`, Active at `lid`,
+    /// with GUIDs made from N and no capability: the ports tests build fabrics of (struct
+    /// update syntax sets the rest).
+    pub fn sample(dev: u8, lid: u32, desc: &str) -> Self {
+        let node_guid = 0x0011_7501_0000_0000 | u64::from(dev) << 8;
+        PortView {
+            ibdev: format!("opasim{dev}"),
+            node_guid,
+            sys_image_guid: node_guid,
+            node_desc: desc.into(),
+            num_ports: 1,
+            port_num: 1,
+            port_guid: node_guid | 1,
+            lid,
+            state: 4,
+            cap_mask: 0,
+            cap_mask3: 0,
+        }
+    }
+
     /// Whether the SA knows the port: only ports the SM brought up (Active, with a LID) have
     /// records.
     pub fn is_up(&self) -> bool {
@@ -59,26 +81,6 @@ impl FabricView {
     /// The port whose GUID is `guid`, if it is up.
     pub fn by_guid(&self, guid: u64) -> Option<&PortView> {
         self.ports.iter().find(|p| p.is_up() && p.port_guid == guid)
-    }
-}
-
-/// Parses a sysfs GUID (`0011:7501:0000:0100`).
-pub fn parse_guid(s: &str) -> Option<u64> {
-    let hex: String = s.trim().split(':').collect();
-    if hex.len() != 16 {
-        return None;
-    }
-    u64::from_str_radix(&hex, 16).ok()
-}
-
-/// Parses a number written by the kernel: `0x` hexadecimal or decimal, maybe followed by a
-/// `:` and a name (`4: ACTIVE`).
-pub fn parse_num(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let s = s.split(':').next().unwrap_or(s).trim();
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
     }
 }
 
@@ -128,11 +130,11 @@ impl Source {
             let Ok(node_guid) = self.read(&d.join("node_guid")) else {
                 continue;
             };
-            let node_guid = parse_guid(&node_guid).unwrap_or(0);
+            let node_guid = parse_sysfs_guid(&node_guid).unwrap_or(0);
             let sys_image_guid = self
                 .read(&d.join("sys_image_guid"))
                 .ok()
-                .and_then(|s| parse_guid(&s))
+                .and_then(|s| parse_sysfs_guid(&s))
                 .unwrap_or(node_guid);
             let node_desc = self
                 .read(&d.join("node_desc"))
@@ -149,7 +151,7 @@ impl Source {
             let num_ports = u8::try_from(nums.len()).unwrap_or(u8::MAX);
             for num in nums {
                 let p = d.join("ports").join(num.to_string());
-                let get = |f: &str| self.read(&p.join(f)).ok().and_then(|s| parse_num(&s));
+                let get = |f: &str| self.read(&p.join(f)).ok().and_then(|s| parse_sysfs_num(&s));
                 let caps = self
                     .read(
                         &self
@@ -161,14 +163,14 @@ impl Source {
                 let cap = |key: &str| {
                     caps.lines()
                         .find_map(|l| l.strip_prefix(key))
-                        .and_then(parse_num)
+                        .and_then(parse_sysfs_num)
                         .unwrap_or(0)
                 };
                 let port_guid = self
                     .read(&p.join("gids/0"))
                     .ok()
                     .and_then(|g| {
-                        parse_guid(&g.trim().split(':').skip(4).collect::<Vec<_>>().join(":"))
+                        parse_sysfs_guid(&g.trim().split(':').skip(4).collect::<Vec<_>>().join(":"))
                     })
                     .unwrap_or(0);
                 view.ports.push(PortView {
@@ -198,18 +200,6 @@ impl Source {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sysfs_formats() {
-        assert_eq!(
-            parse_guid("0011:7501:0000:0100\n"),
-            Some(0x0011_7501_0000_0100)
-        );
-        assert_eq!(parse_guid("0011:7501:0000"), None);
-        assert_eq!(parse_num("4: ACTIVE\n"), Some(4));
-        assert_eq!(parse_num("0x1f"), Some(0x1f));
-        assert_eq!(parse_num("zz"), None);
-    }
 
     #[test]
     fn snapshot_of_a_fake_root() {

@@ -29,7 +29,7 @@ use vnic_em::umad::{PortSelect, Umad};
 
 mod cli;
 
-use cli::{Cli, Command, Global};
+use cli::{Cli, Command, Global, SelectArgs};
 
 /// Loads a config; its warnings go to stderr, before anything is sent.
 fn load(path: &str, io: &mut Io<'_>) -> error::Result<Config> {
@@ -95,6 +95,30 @@ fn open(g: &Global, traps: bool) -> error::Result<Client<Umad>> {
     Ok(Client::new(umad, policy))
 }
 
+/// For `show` and `counters`: the EM's port opened, the config `sel` names (if any) with its
+/// node names resolved, and the vports `sel` picks.
+fn selected(
+    g: &Global,
+    sel: SelectArgs,
+    io: &mut Io<'_>,
+) -> error::Result<(Client<Umad>, Option<Config>, Select)> {
+    let cfg = match &sel.config {
+        Some(f) => Some(load(f, io)?),
+        None => None,
+    };
+    let s = Select {
+        lids: sel.lid,
+        vports: sel.vport,
+        scan: sel.scan,
+    };
+    let mut client = open(g, false)?;
+    let cfg = match (cfg, &sel.config) {
+        (Some(c), Some(f)) => Some(resolved(&mut client, c, f, false, io)?),
+        _ => None,
+    };
+    Ok((client, cfg, s))
+}
+
 /// A flag that SIGTERM and SIGINT set, for `watch` to stop between two
 /// checks; a second signal ends the process at once, for a `watch` stuck
 /// on a slow fabric.
@@ -156,20 +180,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             json,
             no_counters,
         } => {
-            let cfg = match &sel.config {
-                Some(f) => Some(load(f, io)?),
-                None => None,
-            };
-            let s = Select {
-                lids: sel.lid,
-                vports: sel.vport,
-                scan: sel.scan,
-            };
-            let mut client = open(g, false)?;
-            let cfg = match (cfg, &sel.config) {
-                (Some(c), Some(f)) => Some(resolved(&mut client, c, f, false, io)?),
-                _ => None,
-            };
+            let (mut client, cfg, s) = selected(g, sel, io)?;
             commands::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
         }
         Command::Counters {
@@ -178,20 +189,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             prometheus,
             output,
         } => {
-            let cfg = match &sel.config {
-                Some(f) => Some(load(f, io)?),
-                None => None,
-            };
-            let s = Select {
-                lids: sel.lid,
-                vports: sel.vport,
-                scan: sel.scan,
-            };
-            let mut client = open(g, false)?;
-            let cfg = match (cfg, &sel.config) {
-                (Some(c), Some(f)) => Some(resolved(&mut client, c, f, false, io)?),
-                _ => None,
-            };
+            let (mut client, cfg, s) = selected(g, sel, io)?;
             let format = match (json, prometheus) {
                 (true, _) => CountersFormat::Json,
                 (_, true) => CountersFormat::Prometheus,

@@ -338,36 +338,16 @@ impl Fabric for Umad {
 #[cfg(test)]
 mod tests {
     use std::fs;
-    use std::path::PathBuf;
+
+    use opa_umad::fake_sysfs::{add_port, tmp_root, write_abi_version};
 
     use super::*;
-
-    fn tmp(name: &str) -> PathBuf {
-        let p = std::env::temp_dir().join(format!("vnic-em-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&p);
-        p
-    }
-
-    fn mk(root: &Path, umad: &str, ibdev: &str, port: u8, lid: &str, state: &str) {
-        let d = root.join("sys/class/infiniband_mad").join(umad);
-        fs::create_dir_all(&d).unwrap();
-        fs::write(d.join("ibdev"), format!("{ibdev}\n")).unwrap();
-        fs::write(d.join("port"), format!("{port}\n")).unwrap();
-        let p = root
-            .join("sys/class/infiniband")
-            .join(ibdev)
-            .join("ports")
-            .join(port.to_string());
-        fs::create_dir_all(&p).unwrap();
-        fs::write(p.join("lid"), format!("{lid}\n")).unwrap();
-        fs::write(p.join("state"), format!("{state}\n")).unwrap();
-    }
 
     /// Discovery itself is tested in opa-umad; here, its errors as the
     /// EM reports them, and opening a port.
     #[test]
     fn discovery() {
-        let root = tmp("disc");
+        let root = tmp_root("disc");
         let e = list_ports(&root).unwrap_err();
         assert!(matches!(e, FabricError::Device(_)));
         assert_eq!(
@@ -377,21 +357,20 @@ mod tests {
                 root.join("sys/class/infiniband_mad/abi_version").display()
             )
         );
-        fs::create_dir_all(root.join("sys/class/infiniband_mad")).unwrap();
-        fs::write(root.join("sys/class/infiniband_mad/abi_version"), "6\n").unwrap();
+        write_abi_version(&root, "6");
         assert_eq!(
             list_ports(&root).unwrap_err().to_string(),
             "umad ABI version 6 not supported (need 5)"
         );
-        fs::write(root.join("sys/class/infiniband_mad/abi_version"), "5\n").unwrap();
+        write_abi_version(&root, "5");
         assert_eq!(
             select_port(&[], &PortSelect::default())
                 .unwrap_err()
                 .to_string(),
             "no umad device found (load ib_umad and an OPA HFI driver)"
         );
-        mk(&root, "umad0", "hfi1_0", 1, "0x0", "1: DOWN");
-        mk(&root, "umad2", "hfi1_0", 2, "0x2", "4: ACTIVE");
+        add_port(&root, "umad0", "hfi1_0", 1, "0x0", "1: DOWN");
+        add_port(&root, "umad2", "hfi1_0", 2, "0x2", "4: ACTIVE");
         let ports = list_ports(&root).unwrap();
         assert_eq!(select_port(&ports, &PortSelect::default()).unwrap().lid, 2);
         let sel = PortSelect {

@@ -70,7 +70,7 @@ impl Write for Pipe {
 }
 
 fn client() -> Client<FakeFabric> {
-    Client::new(common::fabric(1), common::policy(50))
+    common::client(50)
 }
 
 /// Runs a command writing to a pipe that breaks after `lines` lines;
@@ -80,16 +80,7 @@ fn run_piped(lines: usize, f: impl FnOnce(&mut Io<'_>) -> error::Result) -> (Exi
         lines,
         got: Vec::new(),
     };
-    let mut err = Vec::new();
-    let code = {
-        let mut io = Io {
-            out: &mut out,
-            err: &mut err,
-        };
-        let r = f(&mut io);
-        error::finish(r, io.err)
-    };
-    (code, String::from_utf8(err).unwrap())
+    common::run_to(&mut out, f)
 }
 
 #[test]

@@ -6,13 +6,13 @@
 
 mod common;
 
-use common::{capture, sets, Out};
+use common::{apply, sets, Out};
 
 use opa_wire::mad::{
     ATTR_CLASS_PORT_INFO, ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, METHOD_SET,
 };
 use vnic_em::client::Client;
-use vnic_em::commands::{self, ApplyOpts};
+use vnic_em::commands::ApplyOpts;
 use vnic_em::config::{parse, Config};
 use vnic_em::error::Exit;
 use vnic_em::fake::FakeFabric;
@@ -58,10 +58,6 @@ mac = "02:00:00:00:03:01"
 /// One Set: attribute, LID, vport, and for MAC entries the first slot and
 /// the number of entries.
 type SetId = (u16, u16, Option<u8>, Option<(u16, u16)>);
-
-fn apply(c: &mut Client<FakeFabric>, cfg: &Config, opts: ApplyOpts) -> Out {
-    capture(|io| commands::apply(c, cfg, opts, io))
-}
 
 fn diff(c: &mut Client<FakeFabric>, cfg: &Config) -> Out {
     let opts = ApplyOpts {
@@ -138,7 +134,7 @@ fn diff_then_apply(c: &mut Client<FakeFabric>, cfg: &Config) -> String {
 
 #[test]
 fn diff_lists_exactly_the_sets_apply_sends() {
-    let mut c = Client::new(common::fabric(1), common::policy(50));
+    let mut c = common::client(50);
     let cfg = parse(FABRIC).unwrap();
 
     // From an empty fabric: everything is created.

@@ -309,7 +309,7 @@ fn answers_of_any_size_are_read() {
             let got = c.get_vport_info(4, 0).unwrap();
             assert_eq!(got.vesw.vesw_id, 7);
             assert_eq!(got.vport.non_vlan_vl_mc, 0, "{answer:?}");
-            let r = capture(|io| commands::apply(&mut c, &cfg(), ApplyOpts::default(), io));
+            let r = common::apply(&mut c, &cfg(), ApplyOpts::default());
             if applies {
                 assert_eq!(r.code, Exit::Ok, "{}", r.err);
             } else {

@@ -10,7 +10,7 @@ mod common;
 use common::capture;
 
 use vnic_em::client::Client;
-use vnic_em::commands::{self, ApplyOpts, CountersFormat, CountersOpts, Select};
+use vnic_em::commands::{self, CountersFormat, CountersOpts, Select};
 use vnic_em::config::parse;
 use vnic_em::error::Exit;
 use vnic_em::fake::FakeFabric;
@@ -36,10 +36,9 @@ mac = "02:00:00:00:03:01"
 "#;
 
 fn applied() -> Client<FakeFabric> {
-    let mut c = Client::new(common::fabric(1), common::policy(50));
+    let mut c = common::client(50);
     let cfg = parse(FABRIC).unwrap();
-    let r = capture(|io| commands::apply(&mut c, &cfg, ApplyOpts::default(), io));
-    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
+    common::apply_ok(&mut c, &cfg);
     let v = c.fabric_mut().vport_mut(2, 0).unwrap();
     v.summary.rx_packets = 123;
     v.summary.tx_bytes = 1 << 40;

@@ -16,7 +16,7 @@ use opasim_sa::answer::answer;
 use opasim_sa::fabric::{FabricView, PortView};
 use vnic_em::client::Client;
 use vnic_em::commands::watch::{self, WatchOpts};
-use vnic_em::commands::{self, ApplyOpts};
+use vnic_em::commands::ApplyOpts;
 use vnic_em::config::parse;
 use vnic_em::error::Exit;
 use vnic_em::fake::{FakeFabric, SaHook};
@@ -51,37 +51,25 @@ port_num = 2
 mac = "02:00:00:00:03:00"
 "#;
 
+/// A host port with the VNIC capability.
 fn port(dev: u8, lid: u32, desc: &str) -> PortView {
     PortView {
-        ibdev: format!("opasim{dev}"),
-        node_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
-        sys_image_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
-        node_desc: desc.into(),
-        num_ports: 1,
-        port_num: 1,
-        port_guid: 0x0011_7501_0000_0001 | u64::from(dev) << 8,
-        lid,
-        state: 4,
-        cap_mask: 0,
         cap_mask3: 0x2000,
+        ..PortView::sample(dev, lid, desc)
     }
 }
 
 /// The fake fabric (VEMA agents at LIDs 2 and 3) with opasim's SA over the same ports.
 fn fabric() -> (Client<FakeFabric>, Rc<RefCell<FabricView>>) {
-    let view = Rc::new(RefCell::new(FabricView {
-        ports: vec![
+    let mut f = common::fabric(1);
+    let view = common::with_sa(
+        &mut f,
+        vec![
             port(0, 1, "em hfi1_0"),
             port(1, 2, "hostA hfi1_0"),
             port(2, 3, "hostB hfi1_0"),
         ],
-        sm_lid: 1,
-    }));
-    let mut f = common::fabric(1);
-    let v = view.clone();
-    f.sa = Some(SaHook::new(move |mad| {
-        answer(mad, &v.borrow()).map(|a| a.mad)
-    }));
+    );
     (Client::new(f, common::policy(20)), view)
 }
 
@@ -130,8 +118,7 @@ fn apply_by_name_reaches_the_lids_of_now() {
     assert_eq!(r.cfg.vesws[0].unknown_ucast_dlids, [3]);
     assert_eq!(r.cfg.vesws[0].mac_table[0].dlid, 3);
     assert_eq!(r.nodes.len(), 4);
-    let out = capture(|io| commands::apply(&mut c, &r.cfg, ApplyOpts::default(), io));
-    assert_eq!(out.code, Exit::Ok, "{}{}", out.out, out.err);
+    common::apply_ok(&mut c, &r.cfg);
     let a = c.fabric().agents[&2].vports[&0].info.vport.encap_slid;
     assert_eq!(a, 2);
     assert_eq!(
@@ -289,7 +276,7 @@ fn a_node_the_sa_knows_but_whose_vema_agent_does_not_answer() {
     let pol = *c.policy();
     let r = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap();
     assert_eq!(r.cfg.vports[2].lid, 4);
-    let out = capture(|io| commands::apply(&mut c, &r.cfg, ApplyOpts::default(), io));
+    let out = common::apply(&mut c, &r.cfg, ApplyOpts::default());
     // The others are configured; the silent one is named, and exit 3 says the fabric is
     // half-applied.
     assert_eq!(out.code, Exit::Partial, "{}{}", out.out, out.err);

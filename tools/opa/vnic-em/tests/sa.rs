@@ -6,41 +6,30 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use opasim_sa::answer::answer;
+mod common;
+
 use opasim_sa::fabric::{FabricView, PortView};
 use vnic_em::fake::{FakeFabric, SaHook};
 use vnic_em::sa::{NodeRef, ResolveError, SaClient, SaError};
 
 fn port(dev: u8, lid: u32, desc: &str, cap3: u16) -> PortView {
     PortView {
-        ibdev: format!("opasim{dev}"),
-        node_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
-        sys_image_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
-        node_desc: desc.into(),
-        num_ports: 1,
-        port_num: 1,
-        port_guid: 0x0011_7501_0000_0001 | u64::from(dev) << 8,
-        lid,
-        state: 4,
-        cap_mask: 0,
         cap_mask3: cap3,
+        ..PortView::sample(dev, lid, desc)
     }
 }
 
+/// The fake fabric (no VEMA agent) with opasim's SA over an EM port and two hosts.
 fn fabric() -> (FakeFabric, Rc<RefCell<FabricView>>) {
-    let view = Rc::new(RefCell::new(FabricView {
-        ports: vec![
+    let mut f = FakeFabric::new(1);
+    let view = common::with_sa(
+        &mut f,
+        vec![
             port(0, 1, "em hfi1_0", 0),
             port(1, 2, "hostA hfi1_0", 0x2000),
             port(2, 3, "hostB hfi1_0", 0x2000),
         ],
-        sm_lid: 1,
-    }));
-    let mut f = FakeFabric::new(1);
-    let v = view.clone();
-    f.sa = Some(SaHook::new(move |mad| {
-        answer(mad, &v.borrow()).map(|a| a.mad)
-    }));
+    );
     (f, view)
 }
 

@@ -13,10 +13,10 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use common::{capture, policy};
+use common::policy;
 use opa_wire::mad::{ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, METHOD_SET};
 use vnic_em::client::{Client, Window};
-use vnic_em::commands::{self, ApplyOpts};
+use vnic_em::commands::ApplyOpts;
 use vnic_em::config::{parse, Config};
 use vnic_em::error::Exit;
 use vnic_em::fabric::{Dest, Event, Fabric, FabricError};
@@ -198,13 +198,13 @@ fn assert_live_configured(c: &Client<Clocked>, dead: &[u16]) {
 fn apply_256_vports_keeps_the_window_full_and_each_vport_in_order() {
     let cfg = config();
     let mut seq = client(&[], Window::SEQUENTIAL);
-    let r = capture(|io| commands::apply(&mut seq, &cfg, ApplyOpts::default(), io));
+    let r = common::apply(&mut seq, &cfg, ApplyOpts::default());
     assert_eq!(r.code, Exit::Ok, "{}", r.err);
     assert!(r.out.contains("applied 544 of 544 Set(s)"), "{}", r.out);
     assert_eq!(seq.stats().max_in_flight, 1);
 
     let mut win = client(&[], Window::default());
-    let r = capture(|io| commands::apply(&mut win, &cfg, ApplyOpts::default(), io));
+    let r = common::apply(&mut win, &cfg, ApplyOpts::default());
     assert_eq!(r.code, Exit::Ok, "{}", r.err);
     assert!(r.out.contains("applied 544 of 544 Set(s)"), "{}", r.out);
     assert_live_configured(&win, &[]);
@@ -243,13 +243,13 @@ fn dead_node_ports_cost_one_request_s_attempts_not_their_sum() {
     let attempts = policy(TIMEOUT_MS).attempts();
 
     let mut seq = client(&dead, Window::SEQUENTIAL);
-    let r = capture(|io| commands::apply(&mut seq, &cfg, ApplyOpts::default(), io));
+    let r = common::apply(&mut seq, &cfg, ApplyOpts::default());
     assert_eq!(r.code, Exit::Partial, "{}", r.err);
     // One request at a time: each dead node port's attempts in turn.
     assert_eq!(seq.fabric().ticks, 3 * attempts);
 
     let mut win = client(&dead, Window::default());
-    let r = capture(|io| commands::apply(&mut win, &cfg, ApplyOpts::default(), io));
+    let r = common::apply(&mut win, &cfg, ApplyOpts::default());
     assert_eq!(r.code, Exit::Partial, "{}", r.err);
     assert_eq!(win.fabric().ticks, attempts, "{}", r.err);
     // Every node port was asked before the first timeout was handled.
@@ -301,14 +301,14 @@ fn a_node_port_that_dies_before_its_sets_is_given_up_once() {
 fn check_reads_every_mac_table_side_by_side() {
     let cfg = config();
     let mut c = client(&[], Window::default());
-    let r = capture(|io| commands::apply(&mut c, &cfg, ApplyOpts::default(), io));
+    let r = common::apply(&mut c, &cfg, ApplyOpts::default());
     assert_eq!(r.code, Exit::Ok, "{}", r.err);
     let sent = c.stats().sent;
     let opts = ApplyOpts {
         check: true,
         ..ApplyOpts::default()
     };
-    let r = capture(|io| commands::apply(&mut c, &cfg, opts, io));
+    let r = common::apply(&mut c, &cfg, opts);
     assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     // 17 Gets a table, those of one vport one after the other.
     assert_eq!(c.stats().sent - sent, 32 + 256 + 256 * 17);

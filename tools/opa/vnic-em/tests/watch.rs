@@ -15,7 +15,6 @@ use common::{capture, sets, Out};
 use opa_wire::mad::METHOD_SET;
 use vnic_em::client::Client;
 use vnic_em::commands::watch::{self, Cause, Checked, WatchOpts, Watcher};
-use vnic_em::commands::{self, ApplyOpts};
 use vnic_em::config::{parse, Config};
 use vnic_em::error::Exit;
 use vnic_em::fake::FakeFabric;
@@ -54,7 +53,7 @@ enabled = false
 "#;
 
 fn client() -> Client<FakeFabric> {
-    Client::new(common::fabric(1), common::policy(20))
+    common::client(20)
 }
 
 fn cfg() -> Config {
@@ -63,18 +62,13 @@ fn cfg() -> Config {
 
 fn configured() -> Client<FakeFabric> {
     let mut c = client();
-    let r = capture(|io| commands::apply(&mut c, &cfg(), ApplyOpts::default(), io));
-    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
+    common::apply_ok(&mut c, &cfg());
     c
 }
 
 /// The fabric matches the config: `apply --check` finds nothing.
 fn assert_matches(c: &mut Client<FakeFabric>) {
-    let opts = ApplyOpts {
-        check: true,
-        ..ApplyOpts::default()
-    };
-    let r = capture(|io| commands::apply(c, &cfg(), opts, io));
+    let r = common::check(c, &cfg());
     assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
 }
 

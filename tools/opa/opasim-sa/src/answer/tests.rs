@@ -4,17 +4,10 @@ use super::*;
 
 fn port(dev: u8, lid: u32, desc: &str, state: u8, cap3: u16) -> PortView {
     PortView {
-        ibdev: format!("opasim{dev}"),
-        node_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
-        sys_image_guid: 0x0011_7501_0000_0000 | u64::from(dev) << 8,
-        node_desc: desc.into(),
-        num_ports: 1,
-        port_num: 1,
-        port_guid: 0x0011_7501_0000_0001 | u64::from(dev) << 8,
-        lid,
         state,
         cap_mask: 0x0001_0000,
         cap_mask3: cap3,
+        ..PortView::sample(dev, lid, desc)
     }
 }
 

@@ -1,23 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What the end-to-end tests share: the fake fabric they talk to and the capture of a
-//! command's exit code and output.
+//! What the end-to-end tests share: the fake fabric they talk to (and opasim's SA over
+//! it) and the capture of a command's exit code and output.
 
+// Each test file builds this module on its own, and none uses all of it.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
 use std::time::Duration;
 
 use opa_wire::mad::METHOD_SET;
+use opasim_sa::answer::answer;
+use opasim_sa::fabric::{FabricView, PortView};
 use vnic_em::client::{Client, Policy};
-use vnic_em::commands::Io;
+use vnic_em::commands::{self, ApplyOpts, Io};
+use vnic_em::config::Config;
 use vnic_em::error::{self, Exit};
-use vnic_em::fake::FakeFabric;
+use vnic_em::fabric::Fabric;
+use vnic_em::fake::{FakeFabric, SaHook};
 
 /// The fake fabric of the tests: the EM's port at `em_lid`, and one VEMA agent on each of
 /// LIDs 2 and 3.
-#[allow(dead_code)]
 pub fn fabric(em_lid: u16) -> FakeFabric {
     let mut f = FakeFabric::new(em_lid);
     f.add_node(2, 1).add_node(3, 1);
     f
+}
+
+/// Makes opasim's SA answer `f`'s SA queries from `ports` (the SM at LID 1); returns the
+/// view it answers from, for a test to change the fabric under the SA.
+pub fn with_sa(f: &mut FakeFabric, ports: Vec<PortView>) -> Rc<RefCell<FabricView>> {
+    let view = Rc::new(RefCell::new(FabricView { ports, sm_lid: 1 }));
+    let v = view.clone();
+    f.sa = Some(SaHook::new(move |mad| {
+        answer(mad, &v.borrow()).map(|a| a.mad)
+    }));
+    view
 }
 
 /// The client policy of the tests: the fake fabric answers at once or never, so a short
@@ -30,38 +50,64 @@ pub fn policy(timeout_ms: u64) -> Policy {
     }
 }
 
+/// A client of [`fabric`] with the EM at LID 1, under [`policy`]`(timeout_ms)`.
+pub fn client(timeout_ms: u64) -> Client<FakeFabric> {
+    Client::new(fabric(1), policy(timeout_ms))
+}
+
 /// How many Sets the fabric has received.
-// Each test file builds this module on its own, and not all of them count Sets.
-#[allow(dead_code)]
 pub fn sets(c: &Client<FakeFabric>) -> usize {
     c.fabric().count(METHOD_SET)
 }
 
 /// A command's exit code, standard output and standard error.
-#[allow(dead_code)]
 pub struct Out {
     pub code: Exit,
     pub out: String,
     pub err: String,
 }
 
-#[allow(dead_code)]
-/// Runs a command with its output captured, its error printed as `vnic-em` prints it.
-pub fn capture(f: impl FnOnce(&mut Io<'_>) -> error::Result) -> Out {
-    let mut out = Vec::new();
+/// Runs a command writing its output to `out`; returns its exit code and what it wrote to
+/// standard error, its error printed as `vnic-em` prints it.
+pub fn run_to(out: &mut dyn Write, f: impl FnOnce(&mut Io<'_>) -> error::Result) -> (Exit, String) {
     let mut err = Vec::new();
     let code = {
-        let mut io = Io {
-            out: &mut out,
-            err: &mut err,
-        };
+        let mut io = Io { out, err: &mut err };
         let r = f(&mut io);
         // As main prints an error that ends a command.
         error::finish(r, io.err)
     };
+    (code, String::from_utf8(err).unwrap())
+}
+
+/// Runs a command with its output captured, its error printed as `vnic-em` prints it.
+pub fn capture(f: impl FnOnce(&mut Io<'_>) -> error::Result) -> Out {
+    let mut out = Vec::new();
+    let (code, err) = run_to(&mut out, f);
     Out {
         code,
         out: String::from_utf8(out).unwrap(),
-        err: String::from_utf8(err).unwrap(),
+        err,
     }
+}
+
+/// `apply` of `cfg` with `opts`, its output captured.
+pub fn apply<F: Fabric>(c: &mut Client<F>, cfg: &Config, opts: ApplyOpts) -> Out {
+    capture(|io| commands::apply(c, cfg, opts, io))
+}
+
+/// `apply --check` of `cfg`, its output captured.
+pub fn check<F: Fabric>(c: &mut Client<F>, cfg: &Config) -> Out {
+    let opts = ApplyOpts {
+        check: true,
+        ..ApplyOpts::default()
+    };
+    apply(c, cfg, opts)
+}
+
+/// `apply` of `cfg`, which must configure everything.
+pub fn apply_ok<F: Fabric>(c: &mut Client<F>, cfg: &Config) -> Out {
+    let r = apply(c, cfg, ApplyOpts::default());
+    assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
+    r
 }

@@ -1,24 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Building the VEMA requests the EM sends and checking the responses it
-//! gets, on top of the formats of `opa_wire`.
+//! gets, on top of the formats of `opa_wire`: the names of methods,
+//! attributes and statuses here, the requests ([`build_request`]) and the
+//! responses ([`classify`], [`check_response`]) in files of their own.
 
 use core::fmt;
 
 use opa_wire::mad::{
-    MadHdr, RmppHdr, VemaMad, VemaMadHdr, ATTR_CLASS_PORT_INFO, ATTR_DELETE_VESW,
-    ATTR_IFACE_MCAST_MACS, ATTR_IFACE_UCAST_MACS, ATTR_NOTICE, ATTR_VESWPORT_ERROR_COUNTERS,
-    ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, ATTR_VESWPORT_SUMMARY_COUNTERS, IB_MGMT_MAD_HDR,
-    IB_MGMT_VENDOR_HDR, INTEL_OUI, MAD_STATUS_BAD_VERSION, MAD_STATUS_BUSY,
+    ATTR_CLASS_PORT_INFO, ATTR_DELETE_VESW, ATTR_IFACE_MCAST_MACS, ATTR_IFACE_UCAST_MACS,
+    ATTR_NOTICE, ATTR_VESWPORT_ERROR_COUNTERS, ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES,
+    ATTR_VESWPORT_SUMMARY_COUNTERS, MAD_STATUS_BAD_VERSION, MAD_STATUS_BUSY,
     MAD_STATUS_INVALID_ATTRIB_VALUE, MAD_STATUS_REDIRECT_REQD, MAD_STATUS_UNSUPPORTED_METHOD,
-    MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB, METHOD_GET, METHOD_GET_RESP, METHOD_SET, METHOD_TRAP,
-    OPA_EMA_CLASS_VERSION, OPA_MGMT_BASE_VERSION, OPA_MGMT_CLASS_INTEL_EMA, OPA_MGMT_MAD_SIZE,
-    OPA_VNIC_EMA_DATA,
+    MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB, METHOD_GET, METHOD_SET, OPA_MGMT_MAD_SIZE,
 };
-use opa_wire::vema_counters::{ErrorCounters, SummaryCounters};
-use opa_wire::vema_info::{ClassPortInfo, VeswPortInfo};
-use opa_wire::vema_mac::{IfaceMacEntry, IfaceMacsHdr, MacTableEntry, MacTableHdr};
-use opa_wire::WireError;
+
+mod request;
+mod response;
+
+pub use request::{attr_size, build_request, tid_low, MadSize};
+pub use response::{
+    check_response, classify, Incoming, Response, ResponseMismatch, DATA_OFFSET,
+    IB_MGMT_BASE_VERSION,
+};
 
 /// The Q_Key of QP1 (`IB_QP1_QKEY`), used for every GSI MAD.
 pub const IB_QP1_QKEY: u32 = 0x8001_0000;
@@ -131,243 +135,16 @@ impl fmt::Display for Target {
     }
 }
 
-/// How big the request MADs the EM sends are.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum MadSize {
-    /// Every request is a whole OPA MAD of [`OPA_MGMT_MAD_SIZE`] bytes,
-    /// its data zero-padded.
-    #[default]
-    Full,
-    /// Every request is the vendor MAD header and the size of the
-    /// attribute it carries ([`attr_size`]), as opa-fm sends them: the
-    /// agent must read the rest as zeros.
-    Trimmed,
-}
-
-impl MadSize {
-    /// `"full"` or `"trimmed"`, as the command line spells it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            MadSize::Full => "full",
-            MadSize::Trimmed => "trimmed",
-        }
-    }
-
-    /// The bytes of a request MAD, header included, that carries `data`
-    /// for `method` on `attr_id`. Never cuts `data` short.
-    pub fn request_len(self, method: Method, attr_id: u16, data: &[u8]) -> usize {
-        match self {
-            MadSize::Full => OPA_MGMT_MAD_SIZE,
-            MadSize::Trimmed => attr_size(method, attr_id, data)
-                .max(data.len())
-                .saturating_add(IB_MGMT_VENDOR_HDR)
-                .min(OPA_MGMT_MAD_SIZE),
-        }
-    }
-}
-
-/// The header of a list attribute at the start of `data`, read as if the
-/// request data were zero-filled (a raw request may give less than the
-/// header).
-fn list_hdr<const N: usize>(data: &[u8]) -> [u8; N] {
-    let mut h = [0u8; N];
-    for (d, s) in h.iter_mut().zip(data) {
-        *d = *s;
-    }
-    h
-}
-
-/// The size of the attribute a request carries, as opa-fm sends it: the
-/// attribute's size for fixed-size attributes (for a Get too, whose data
-/// the agent does not read), the header and the entries of the request
-/// for the MAC table (a Get: the entries it asks for), the header alone
-/// for a Get of an interface MAC list, and just `data` for anything else.
-/// At most [`OPA_VNIC_EMA_DATA`].
-pub fn attr_size(method: Method, attr_id: u16, data: &[u8]) -> usize {
-    let n = match attr_id {
-        ATTR_CLASS_PORT_INFO => ClassPortInfo::SIZE,
-        // Delete vesw answers the VESW port info of the port.
-        ATTR_VESWPORT_INFO | ATTR_DELETE_VESW => VeswPortInfo::SIZE,
-        ATTR_VESWPORT_SUMMARY_COUNTERS => SummaryCounters::SIZE,
-        ATTR_VESWPORT_ERROR_COUNTERS => ErrorCounters::SIZE,
-        ATTR_VESWPORT_MAC_ENTRIES => {
-            let count = MacTableHdr::decode(&list_hdr::<{ MacTableHdr::SIZE }>(data))
-                .map_or(0, |h| usize::from(h.num_entries));
-            MacTableHdr::SIZE.saturating_add(count.saturating_mul(MacTableEntry::SIZE))
-        }
-        ATTR_IFACE_UCAST_MACS | ATTR_IFACE_MCAST_MACS => match method {
-            Method::Get => IfaceMacsHdr::SIZE,
-            // No agent takes a Set of these; a raw one carries its entries.
-            Method::Set => {
-                let count = IfaceMacsHdr::decode(&list_hdr::<{ IfaceMacsHdr::SIZE }>(data))
-                    .map_or(0, |h| usize::from(h.num_macs_in_msg));
-                IfaceMacsHdr::SIZE.saturating_add(count.saturating_mul(IfaceMacEntry::SIZE))
-            }
-        },
-        _ => data.len(),
-    };
-    n.min(OPA_VNIC_EMA_DATA)
-}
-
-/// Builds a whole VEMA request MAD (2048 bytes, data zero-padded): OPA
-/// base version, EMA class and class version, the Intel OUI, `tid`,
-/// `method`, `attr_id`, `attr_mod` and `data` after the vendor header.
-pub fn build_request(
-    tid: u64,
-    method: Method,
-    attr_id: u16,
-    attr_mod: u32,
-    data: &[u8],
-) -> Result<MadBuf, WireError> {
-    if data.len() > OPA_VNIC_EMA_DATA {
-        return Err(WireError::MadTooLong);
-    }
-    let hdr = VemaMadHdr {
-        mad_hdr: MadHdr {
-            base_version: OPA_MGMT_BASE_VERSION,
-            mgmt_class: OPA_MGMT_CLASS_INTEL_EMA,
-            class_version: OPA_EMA_CLASS_VERSION,
-            method: method.code(),
-            status: 0,
-            class_specific: 0,
-            tid,
-            attr_id,
-            resv: 0,
-            attr_mod,
-        },
-        rmpp_hdr: RmppHdr::ZERO,
-        reserved: 0,
-        oui: INTEL_OUI,
-    };
-    let mut buf = [0u8; OPA_MGMT_MAD_SIZE];
-    VemaMad { hdr, data }.encode(&mut buf)?;
-    Ok(buf)
-}
-
-/// Low 32 bits of a transaction id: the part the requester owns (the umad
-/// layer puts its agent's id in the high half before sending).
-pub const fn tid_low(tid: u64) -> u32 {
-    (tid & 0xffff_ffff) as u32
-}
-
-/// Base version of an IB MAD (`IB_MGMT_BASE_VERSION`): an agent may
-/// answer with a 256-byte IB MAD.
-pub const IB_MGMT_BASE_VERSION: u8 = 1;
-
-/// A VEMA GetResp as the EM reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Response {
-    /// The vendor header (zero where the answer was shorter).
-    pub hdr: VemaMadHdr,
-    /// The data, read as if the answer were zero-filled to a whole OPA
-    /// MAD: always [`OPA_VNIC_EMA_DATA`] bytes, so that any attribute
-    /// decodes from it whatever size the answer came at.
-    pub data: Vec<u8>,
-    /// The bytes that came, header included.
-    pub len: usize,
-}
-
-/// What a received MAD is, as far as the EM is concerned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Incoming {
-    /// A GetResp of the EMA class.
-    Response(Response),
-    /// A Trap (method Trap, EMA class).
-    Trap,
-    /// Fewer bytes than the common MAD header: nothing can be read of
-    /// it, not even its TID; the number of bytes.
-    Runt(usize),
-    /// Anything else (another class, another method).
-    Other,
-}
-
-/// Sorts a received MAD: a VEMA GetResp, a VEMA Trap, too short to tell,
-/// or something else.
-///
-/// Answers come at any size from the MAD header to a whole OPA MAD: the
-/// kernel's MAD layer and the drivers answer trimmed or full, and an
-/// agent answering with an IB MAD (base version 1) sends 256 bytes. A
-/// response is read as if zero-filled to [`OPA_MGMT_MAD_SIZE`], as an
-/// agent reads a trimmed request. The MAD layer routes a response to the
-/// EM by its TID alone, so one cut short of the OUI is still read; an OUI
-/// that came must be Intel's.
-pub fn classify(buf: &[u8]) -> Incoming {
-    let len = buf.len();
-    if len > OPA_MGMT_MAD_SIZE {
-        return Incoming::Other;
-    }
-    if len < IB_MGMT_MAD_HDR {
-        return Incoming::Runt(len);
-    }
-    let mut full = vec![0u8; OPA_MGMT_MAD_SIZE];
-    full[..len].copy_from_slice(buf);
-    let Ok(hdr) = VemaMadHdr::decode(&full) else {
-        return Incoming::Other;
-    };
-    let h = &hdr.mad_hdr;
-    if h.mgmt_class != OPA_MGMT_CLASS_INTEL_EMA || h.class_version != OPA_EMA_CLASS_VERSION {
-        return Incoming::Other;
-    }
-    match h.method {
-        METHOD_GET_RESP => {
-            if h.base_version != OPA_MGMT_BASE_VERSION && h.base_version != IB_MGMT_BASE_VERSION {
-                return Incoming::Other;
-            }
-            if len >= IB_MGMT_VENDOR_HDR && hdr.oui != INTEL_OUI {
-                return Incoming::Other;
-            }
-            full.drain(..DATA_OFFSET);
-            Incoming::Response(Response {
-                hdr,
-                data: full,
-                len,
-            })
-        }
-        // Traps are decoded whole later: only a complete one counts.
-        METHOD_TRAP if VemaMad::decode(buf).is_ok() => Incoming::Trap,
-        _ => Incoming::Other,
-    }
-}
-
-/// Why a response does not answer the request it matched by TID.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ResponseMismatch {
-    /// The attribute id differs; the one found.
-    Attr(u16),
-    /// The attribute modifier differs; the one found.
-    AttrMod(u32),
-}
-
-impl fmt::Display for ResponseMismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ResponseMismatch::Attr(a) => write!(f, "response carries attribute {a:#06x}"),
-            ResponseMismatch::AttrMod(m) => write!(f, "response carries modifier {m:#010x}"),
-        }
-    }
-}
-
-/// Checks that `rsp` answers a request for `attr_id`/`attr_mod` (the
-/// status is checked by the caller; the data is long enough for any
-/// attribute, see [`Response::data`]).
-pub fn check_response(rsp: &Response, attr_id: u16, attr_mod: u32) -> Result<(), ResponseMismatch> {
-    let h = &rsp.hdr.mad_hdr;
-    if h.attr_id != attr_id {
-        return Err(ResponseMismatch::Attr(h.attr_id));
-    }
-    if h.attr_mod != attr_mod {
-        return Err(ResponseMismatch::AttrMod(h.attr_mod));
-    }
-    Ok(())
-}
-
-/// Offset of the data in a vendor MAD.
-pub const DATA_OFFSET: usize = IB_MGMT_VENDOR_HDR;
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use opa_wire::mad::{
+        IB_MGMT_MAD_HDR, IB_MGMT_VENDOR_HDR, METHOD_GET_RESP, METHOD_TRAP, OPA_VNIC_EMA_DATA,
+    };
     use opa_wire::vema_info::VeswPortInfo;
+    use opa_wire::vema_mac::MacTableHdr;
+    use opa_wire::WireError;
+
+    use super::*;
 
     #[test]
     fn request_layout() {
