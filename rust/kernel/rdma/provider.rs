@@ -22,7 +22,7 @@ mod device;
 pub use attr::{
     DeviceAttr, Mtu, PortAttr, PortImmutable, PortModify, PortState, StatDesc, SPEED_EDR, WIDTH_4X,
 };
-pub use device::{Device, Registration};
+pub use device::{ProviderDevice, Registration};
 
 pub use super::device::PortCapMask;
 use super::verbs::{Qp, QpInit, SendWr};
@@ -51,17 +51,17 @@ pub trait Provider: Sized + 'static {
     type Vnic: VnicOps<Self>;
 
     /// The device attributes (`query_device`).
-    fn query_device(dev: &Device<Self>) -> DeviceAttr;
+    fn query_device(dev: &ProviderDevice<Self>) -> DeviceAttr;
 
     /// The attributes of `port` (`query_port`).
-    fn query_port(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
+    fn query_port(dev: &ProviderDevice<Self>, port: u32) -> Result<PortAttr>;
 
     /// The immutable attributes of `port` (`get_port_immutable`).
-    fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
+    fn port_immutable(dev: &ProviderDevice<Self>, port: u32) -> Result<PortImmutable>;
 
     /// Changes the settings of `port` (checked to exist) as `change` says
     /// (`modify_port`). Without this op the IB core answers `EOPNOTSUPP`.
-    fn modify_port(_dev: &Device<Self>, _port: u32, _change: &PortModify) -> Result {
+    fn modify_port(_dev: &ProviderDevice<Self>, _port: u32, _change: &PortModify) -> Result {
         Err(EOPNOTSUPP)
     }
 
@@ -69,20 +69,20 @@ pub trait Provider: Sized + 'static {
     /// `IB_DEVICE_MODIFY_NODE_DESC`, which writing `/sys/class/infiniband/*/node_desc` does, as
     /// `rdma-ndd` does at boot). On success the IB core's copy, which `NodeDescription` MADs
     /// and sysfs show, becomes `desc`. Without this op the description cannot change.
-    fn modify_node_desc(_dev: &Device<Self>, _desc: &[u8; NODE_DESC_LEN]) -> Result {
+    fn modify_node_desc(_dev: &ProviderDevice<Self>, _desc: &[u8; NODE_DESC_LEN]) -> Result {
         Err(EOPNOTSUPP)
     }
 
     /// The P_Key at `index` in the table of `port`.
-    fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
+    fn query_pkey(dev: &ProviderDevice<Self>, port: u32, index: u16) -> Result<u16>;
 
     /// The GID at `index` in the table of `port`.
-    fn query_gid(dev: &Device<Self>, port: u32, index: u32) -> Result<[u8; 16]>;
+    fn query_gid(dev: &ProviderDevice<Self>, port: u32, index: u32) -> Result<[u8; 16]>;
 
     /// Accepts a new QP: returns its number and the driver's data for it.
     ///
     /// Types the driver does not handle get `EOPNOTSUPP`.
-    fn create_qp(dev: &Device<Self>, init: &QpInit) -> Result<(u32, Self::Qp)>;
+    fn create_qp(dev: &ProviderDevice<Self>, init: &QpInit) -> Result<(u32, Self::Qp)>;
 
     /// Called once the QP is complete, before it is handed to its creator: the place to
     /// publish it (keep an [`ARef`](crate::types::ARef) to it) for receives. An error
@@ -103,7 +103,7 @@ pub trait Provider: Sized + 'static {
 
     /// Reads the counters of `port` into `out` (one value per
     /// [`Provider::port_counter_descs`] entry).
-    fn port_counters(_dev: &Device<Self>, _port: u32, _out: &mut [u64]) -> Result {
+    fn port_counters(_dev: &ProviderDevice<Self>, _port: u32, _out: &mut [u64]) -> Result {
         Err(EOPNOTSUPP)
     }
 

@@ -13,7 +13,7 @@ use kernel::{
     prelude::*,
     rdma::{
         provider::{
-            self, Device, DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify,
+            self, ProviderDevice, DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify,
             PortState, StatDesc, SPEED_EDR, WIDTH_4X,
         },
         verbs::{Qp, QpInit, QpType, SendWr},
@@ -53,7 +53,7 @@ pub(crate) struct HfiQp {
     slot: Option<usize>,
 }
 
-fn port_of(dev: &Device<Hfi>, num: u32) -> Result<&Arc<Port>> {
+fn port_of(dev: &ProviderDevice<Hfi>, num: u32) -> Result<&Arc<Port>> {
     dev.data().port(num)
 }
 
@@ -78,7 +78,7 @@ impl provider::Provider for Hfi {
     type Qp = HfiQp;
     type Vnic = HfiVnic;
 
-    fn query_device(dev: &Device<Self>) -> DeviceAttr {
+    fn query_device(dev: &ProviderDevice<Self>) -> DeviceAttr {
         DeviceAttr {
             sys_image_guid: dev.data().guid,
             vendor_id: VENDOR_ID,
@@ -95,7 +95,7 @@ impl provider::Provider for Hfi {
         }
     }
 
-    fn query_port(dev: &Device<Self>, num: u32) -> Result<PortAttr> {
+    fn query_port(dev: &ProviderDevice<Self>, num: u32) -> Result<PortAttr> {
         let port = port_of(dev, num)?;
         let c = port.config();
         let n = |v: u64| v.min(u32::MAX.into()) as u32;
@@ -128,14 +128,14 @@ impl provider::Provider for Hfi {
     /// The node description changes as on hfi1 (`modify_device()` in `hw/hfi1/verbs.c`),
     /// where `rdma-ndd` writes `hostname hfi1_0` at boot. hfi1 also sends its SM a
     /// node-description-changed trap; opasim's SA reads the description when asked.
-    fn modify_node_desc(_dev: &Device<Self>, _desc: &[u8; provider::NODE_DESC_LEN]) -> Result {
+    fn modify_node_desc(_dev: &ProviderDevice<Self>, _desc: &[u8; provider::NODE_DESC_LEN]) -> Result {
         Ok(())
     }
 
     /// Capability bits change as asked (as rdmavt's `rvt_modify_port()`); the Q_Key violation
     /// counter can be zeroed. A port cannot be shut down this way: its state is the fabric's,
     /// set in debugfs.
-    fn modify_port(dev: &Device<Self>, num: u32, change: &PortModify) -> Result {
+    fn modify_port(dev: &ProviderDevice<Self>, num: u32, change: &PortModify) -> Result {
         let port = port_of(dev, num)?;
         if change.shutdown {
             return Err(EOPNOTSUPP);
@@ -151,7 +151,7 @@ impl provider::Provider for Hfi {
         Ok(())
     }
 
-    fn port_immutable(dev: &Device<Self>, num: u32) -> Result<PortImmutable> {
+    fn port_immutable(dev: &ProviderDevice<Self>, num: u32) -> Result<PortImmutable> {
         port_of(dev, num)?;
         Ok(PortImmutable {
             opa: true,
@@ -160,12 +160,12 @@ impl provider::Provider for Hfi {
         })
     }
 
-    fn query_pkey(dev: &Device<Self>, num: u32, index: u16) -> Result<u16> {
+    fn query_pkey(dev: &ProviderDevice<Self>, num: u32, index: u16) -> Result<u16> {
         let c = port_of(dev, num)?.config();
         c.pkeys.get(usize::from(index)).copied().ok_or(EINVAL)
     }
 
-    fn query_gid(dev: &Device<Self>, num: u32, index: u32) -> Result<[u8; 16]> {
+    fn query_gid(dev: &ProviderDevice<Self>, num: u32, index: u32) -> Result<[u8; 16]> {
         let port = port_of(dev, num)?;
         if index != 0 {
             return Err(EINVAL);
@@ -176,7 +176,7 @@ impl provider::Provider for Hfi {
         Ok(gid)
     }
 
-    fn create_qp(dev: &Device<Self>, init: &QpInit) -> Result<(u32, HfiQp)> {
+    fn create_qp(dev: &ProviderDevice<Self>, init: &QpInit) -> Result<(u32, HfiQp)> {
         match init.qp_type {
             QpType::Smi => {
                 port_of(dev, init.port)?;
@@ -208,7 +208,7 @@ impl provider::Provider for Hfi {
         &COUNTERS
     }
 
-    fn port_counters(dev: &Device<Self>, num: u32, out: &mut [u64]) -> Result {
+    fn port_counters(dev: &ProviderDevice<Self>, num: u32, out: &mut [u64]) -> Result {
         let c = &port_of(dev, num)?.counters;
         let vals = [
             &c.xmit_packets,

@@ -23,6 +23,8 @@ mod hfi;
 mod integrity;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit;
+#[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
+mod kunit_switch;
 mod pkey;
 mod port;
 mod sim;

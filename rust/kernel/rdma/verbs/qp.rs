@@ -9,7 +9,7 @@ use super::{
     send_wr::SendWr,
     GRH_LEN,
 };
-use crate::rdma::provider::{Device, Provider};
+use crate::rdma::provider::{ProviderDevice, Provider};
 use crate::sync::IrqSpinLock;
 use crate::{
     bindings,
@@ -207,10 +207,10 @@ impl<T: Provider> Qp<T> {
     }
 
     /// The device the QP belongs to.
-    pub fn device(&self) -> &Device<T> {
+    pub fn device(&self) -> &ProviderDevice<T> {
         // SAFETY: The QP is alive, so its device is (the core destroys a device's QPs before
         // unregistering it), and it is a device of `T` (type invariant).
-        unsafe { Device::from_raw((*self.raw()).device) }
+        unsafe { ProviderDevice::from_raw((*self.raw()).device) }
     }
 
     /// The QP's port: fixed for QP0/QP1, from `modify_qp` for UD QPs (0 before).

@@ -10,7 +10,7 @@ use super::{
     send_wr::SendWr,
     MAX_SGE,
 };
-use crate::rdma::provider::{errno, Device, Provider};
+use crate::rdma::provider::{errno, ProviderDevice, Provider};
 use crate::{
     bindings,
     error::{code::*, from_result, Result},
@@ -84,7 +84,7 @@ impl<T: Provider> Qp<T> {
         };
         // SAFETY: The core passes a QP of one of `T`'s devices, whose `device` it has set and
         // which is alive during the call.
-        let dev = unsafe { Device::<T>::from_raw((*qp).device) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw((*qp).device) };
         let (qpn, data) = T::create_qp(dev, &init)?;
         let rq = Ring::new(init.max_recv_wr.max(1) as usize)?;
         let this = qp.cast::<Self>();
