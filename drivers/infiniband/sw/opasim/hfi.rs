@@ -3,8 +3,10 @@
 //! The simulated HFI: the provider of opasim's RDMA devices (their attributes and QPs).
 
 use crate::{
+    cq::{self, HfiCq},
     fabric::Fabric,
     port::{Capabilities, Port, PKEY_TABLE_LEN},
+    qp::{self, HfiQp},
     ud,
     vnic::HfiVnic,
 };
@@ -13,10 +15,10 @@ use kernel::{
     prelude::*,
     rdma::{
         provider::{
-            self, ProviderDevice, DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify,
-            PortState, StatDesc, SPEED_EDR, WIDTH_4X,
+            self, DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify, PortState,
+            ProviderDevice, StatDesc, SPEED_EDR, WIDTH_4X,
         },
-        verbs::{Qp, QpInit, QpType, SendWr},
+        verbs::{Cq, CqNotify, Qp, QpInit, QpModify, QpQuery, QpType, RecvWr, SendWr, WcWriter},
     },
     sync::Arc,
 };
@@ -48,11 +50,6 @@ impl HfiDevice {
     }
 }
 
-/// What opasim keeps for each QP: which receiver slot of its port it fills.
-pub(crate) struct HfiQp {
-    slot: Option<usize>,
-}
-
 fn port_of(dev: &ProviderDevice<Hfi>, num: u32) -> Result<&Arc<Port>> {
     dev.data().port(num)
 }
@@ -75,6 +72,7 @@ impl provider::Provider for Hfi {
     const NODE_DESC: &'static CStr = kernel::c_str!("opasim software OPA HFI");
 
     type Data = HfiDevice;
+    type Cq = HfiCq;
     type Qp = HfiQp;
     type Vnic = HfiVnic;
 
@@ -87,7 +85,7 @@ impl provider::Provider for Hfi {
             max_qp_wr: 16384,
             max_sge: kernel::rdma::verbs::MAX_SGE as u32,
             max_cq: 64,
-            max_cqe: 65536,
+            max_cqe: cq::MAX_CQE,
             max_pd: 64,
             max_ah: 65536,
             max_pkeys: PKEY_TABLE_LEN as u16,
@@ -128,7 +126,10 @@ impl provider::Provider for Hfi {
     /// The node description changes as on hfi1 (`modify_device()` in `hw/hfi1/verbs.c`),
     /// where `rdma-ndd` writes `hostname hfi1_0` at boot. hfi1 also sends its SM a
     /// node-description-changed trap; opasim's SA reads the description when asked.
-    fn modify_node_desc(_dev: &ProviderDevice<Self>, _desc: &[u8; provider::NODE_DESC_LEN]) -> Result {
+    fn modify_node_desc(
+        _dev: &ProviderDevice<Self>,
+        _desc: &[u8; provider::NODE_DESC_LEN],
+    ) -> Result {
         Ok(())
     }
 
@@ -176,30 +177,53 @@ impl provider::Provider for Hfi {
         Ok(gid)
     }
 
-    fn create_qp(dev: &ProviderDevice<Self>, init: &QpInit) -> Result<(u32, HfiQp)> {
-        match init.qp_type {
-            QpType::Smi => {
-                port_of(dev, init.port)?;
-                Ok((0, HfiQp { slot: Some(0) }))
-            }
-            QpType::Gsi => {
-                port_of(dev, init.port)?;
-                Ok((1, HfiQp { slot: Some(1) }))
-            }
+    fn create_cq(_dev: &ProviderDevice<Self>, entries: u32) -> Result<impl PinInit<HfiCq, Error>> {
+        HfiCq::new(entries)
+    }
+
+    fn poll_cq(cq: &Cq<Self>, out: &mut WcWriter<'_>) {
+        cq::poll(cq, out)
+    }
+
+    fn req_notify_cq(cq: &Cq<Self>, notify: &CqNotify) -> bool {
+        cq::req_notify(cq, notify)
+    }
+
+    fn create_qp(
+        dev: &ProviderDevice<Self>,
+        init: &QpInit,
+    ) -> Result<(u32, impl PinInit<HfiQp, Error>)> {
+        let (qpn, slot) = match init.qp_type {
+            QpType::Smi => (0, 0),
+            QpType::Gsi => (1, 1),
             // Only the MAD stack's QPs are simulated.
-            QpType::Ud => Err(EOPNOTSUPP),
-        }
+            QpType::Ud => return Err(EOPNOTSUPP),
+        };
+        port_of(dev, init.port)?;
+        Ok((qpn, HfiQp::new(Some(slot), init)))
+    }
+
+    fn modify_qp(qp: &Qp<Self>, attr: &QpModify) -> Result {
+        qp::modify(qp, attr)
+    }
+
+    fn query_qp(qp: &Qp<Self>) -> QpQuery {
+        qp::query(qp)
+    }
+
+    fn post_recv(qp: &Qp<Self>, wr: RecvWr<'_>) -> Result {
+        qp::post_recv(qp, wr)
     }
 
     fn qp_ready(qp: &Qp<Self>) -> Result {
         if let Some(slot) = qp.data().slot {
-            port_of(qp.device(), qp.port())?.attach_qp(slot, qp)?;
+            port_of(qp.device(), qp::port(qp))?.attach_qp(slot, qp)?;
         }
         Ok(())
     }
 
     fn destroy_qp(qp: &Qp<Self>) {
-        if let (Some(slot), Ok(port)) = (qp.data().slot, port_of(qp.device(), qp.port())) {
+        if let (Some(slot), Ok(port)) = (qp.data().slot, port_of(qp.device(), qp::port(qp))) {
             port.detach_qp(slot, qp);
         }
     }

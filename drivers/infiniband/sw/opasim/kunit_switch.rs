@@ -8,7 +8,7 @@ use crate::{
     port::{Counters, Port, PortConfig},
     ud::{self, Packet, Refusal},
 };
-use kernel::{kunit_expect, kunit_expect_eq, prelude::*};
+use kernel::{kunit_expect, kunit_expect_eq};
 
 /// A switch with ports of LIDs 1, 2 and 3 (port 3 down), the P_Keys of each given.
 fn three_ports(

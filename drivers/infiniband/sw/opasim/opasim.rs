@@ -17,6 +17,7 @@ use kernel::{
 
 mod capture;
 mod control;
+mod cq;
 mod fabric;
 mod fifo;
 mod hfi;
@@ -27,6 +28,7 @@ mod kunit;
 mod kunit_switch;
 mod pkey;
 mod port;
+mod qp;
 mod sim;
 mod sm;
 mod ud;

@@ -2,7 +2,7 @@
 
 //! The `struct ib_device_ops` of a provider and its device-level trampolines.
 
-use super::{errno, ProviderDevice, PortCapMask, PortModify, PortState, Provider, NODE_DESC_LEN};
+use super::{errno, PortCapMask, PortModify, PortState, Provider, ProviderDevice, NODE_DESC_LEN};
 use crate::rdma::verbs::{Ah, Cq, Qp};
 use crate::rdma::vnic::VnicOps;
 use crate::{bindings, error::code::*};
@@ -34,10 +34,10 @@ impl<T: Provider> Adapter<T> {
         get_dma_mr: Some(Self::get_dma_mr),
         reg_user_mr: Some(Self::reg_user_mr),
         dereg_mr: Some(Self::dereg_mr),
-        create_cq: Some(Cq::create_cq_callback),
-        destroy_cq: Some(Cq::destroy_cq_callback),
-        poll_cq: Some(Cq::poll_cq_callback),
-        req_notify_cq: Some(Cq::req_notify_cq_callback),
+        create_cq: Some(Cq::<T>::create_cq_callback),
+        destroy_cq: Some(Cq::<T>::destroy_cq_callback),
+        poll_cq: Some(Cq::<T>::poll_cq_callback),
+        req_notify_cq: Some(Cq::<T>::req_notify_cq_callback),
         create_qp: Some(Qp::<T>::create_qp_callback),
         modify_qp: Some(Qp::<T>::modify_qp_callback),
         query_qp: Some(Qp::<T>::query_qp_callback),
@@ -63,7 +63,7 @@ impl<T: Provider> Adapter<T> {
             None
         },
         size_ib_pd: size_of::<bindings::ib_pd>(),
-        size_ib_cq: size_of::<Cq>(),
+        size_ib_cq: size_of::<Cq<T>>(),
         size_ib_qp: size_of::<Qp<T>>(),
         size_ib_ah: size_of::<Ah>(),
         // SAFETY: All other ops are absent (null) and all other sizes zero, which is how the

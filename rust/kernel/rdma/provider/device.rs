@@ -165,9 +165,9 @@ impl<T: Provider> Registration<T> {
         let ib = unsafe { bindings::_ib_alloc_device(size_of::<ProviderDevice<T>>()) };
         let dev = NonNull::new(ib.cast::<ProviderDevice<T>>()).ok_or(ENOMEM)?;
         let raw = dev.as_ptr();
-        // SAFETY: `raw` is a fresh, zeroed allocation of the size of `ProviderDevice<T>`, aligned to at
-        // least 8 bytes (kmalloc), which is enough (checked above); `data` is not initialised
-        // yet, so writing it does not drop anything.
+        // SAFETY: `raw` is a fresh, zeroed allocation of the size of `ProviderDevice<T>`,
+        // aligned to at least 8 bytes (kmalloc), which is enough (checked above); `data` is not
+        // initialised yet, so writing it does not drop anything.
         unsafe { addr_of_mut!((*raw).data).write(data) };
         let mut ops = Adapter::<T>::OPS;
         ops.owner = module.as_ptr();
@@ -199,6 +199,9 @@ impl<T: Provider> Registration<T> {
             }
             return Err(e);
         }
+        // INVARIANT: The device was allocated by `_ib_alloc_device` with the size of
+        // `ProviderDevice<T>`, its ops are `Adapter::<T>::OPS` and its data is initialised (so
+        // it is a `ProviderDevice<T>`), and it is registered; it stays so until `drop`.
         Ok(Self { dev })
     }
 

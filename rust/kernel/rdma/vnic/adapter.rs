@@ -4,7 +4,7 @@
 //! call the provider's [`VnicOps`].
 
 use super::{SkbMetadata, VnicNetdev, VnicOps, Xmit, MAX_TX_QUEUES, PRIV_OFFSET};
-use crate::rdma::provider::{ProviderDevice, Provider};
+use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::{
     bindings,
     error::code::*,

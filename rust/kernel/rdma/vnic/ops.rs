@@ -3,7 +3,7 @@
 //! The operations a provider gives its OPA VNIC netdevs.
 
 use super::{SkbMetadata, VnicFeatures, VnicNetdev, Xmit};
-use crate::rdma::provider::{ProviderDevice, Provider};
+use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::{bindings, net::skbuff::SkBuff, prelude::*};
 
 /// The OPA VNIC netdevs of the provider `P`: the data the provider keeps for each (`Self`) and
