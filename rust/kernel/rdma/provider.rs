@@ -7,10 +7,13 @@
 //! A [`Provider`] is a driver of software RDMA devices that speak UD only: the management
 //! QPs (QP0 as SMI, QP1 as GSI) and, optionally, ordinary UD QPs, with virtual addressing
 //! instead of DMA (the device is registered without a DMA device, so the IB core hands it
-//! kernel virtual addresses in its scatter/gather entries). The abstraction implements the
-//! generic parts of the verbs (PDs, CQs, AHs, receive queues, QP state) in
-//! [`verbs`](super::verbs); the provider supplies the port attributes and the "wire": what
-//! happens to a UD send ([`Provider::post_send`]).
+//! kernel virtual addresses in its scatter/gather entries). The abstraction binds the IB
+//! core's provider ops (`struct ib_device_ops`): it checks what the core hands over and passes
+//! typed views of it ([`verbs`](super::verbs)) to the provider, which implements the verbs'
+//! semantics: its CQs (their rings and arming), its QPs' states and keys, and what happens to
+//! a UD send ([`Provider::post_send`]). PDs need nothing from the provider; AHs keep their
+//! address; posted receive buffers are kept by the abstraction (see
+//! [`verbs`](super::verbs)).
 //!
 //! Every other verb (memory registration, connected QPs, user verbs) is absent from the ops
 //! table or answers `EOPNOTSUPP`.
@@ -22,13 +25,14 @@ mod device;
 pub use attr::{
     DeviceAttr, Mtu, PortAttr, PortImmutable, PortModify, PortState, StatDesc, SPEED_EDR, WIDTH_4X,
 };
-pub use device::{Device, Registration};
+pub use device::{ProviderDevice, Registration};
 
 pub use super::device::PortCapMask;
-use super::verbs::{Qp, QpInit, SendWr};
+use super::verbs::{Cq, CqNotify, Qp, QpInit, QpModify, QpQuery, RecvWr, SendWr, WcWriter};
 use super::vnic::VnicOps;
 use crate::{
-    error::{code::*, Result},
+    error::{code::*, Error, Result},
+    init::PinInit,
     str::CStr,
 };
 use core::ffi::c_int;
@@ -43,7 +47,10 @@ pub trait Provider: Sized + 'static {
     /// What the driver keeps for each of its devices.
     type Data: Send + Sync;
 
-    /// What the driver keeps for each QP.
+    /// What the driver keeps for each CQ: its completions and how it is armed.
+    type Cq: Send + Sync;
+
+    /// What the driver keeps for each QP: its state and keys, and how it is reached.
     type Qp: Send + Sync;
 
     /// What the driver keeps for each OPA VNIC netdev, and the netdev's operations
@@ -51,17 +58,17 @@ pub trait Provider: Sized + 'static {
     type Vnic: VnicOps<Self>;
 
     /// The device attributes (`query_device`).
-    fn query_device(dev: &Device<Self>) -> DeviceAttr;
+    fn query_device(dev: &ProviderDevice<Self>) -> DeviceAttr;
 
     /// The attributes of `port` (`query_port`).
-    fn query_port(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
+    fn query_port(dev: &ProviderDevice<Self>, port: u32) -> Result<PortAttr>;
 
     /// The immutable attributes of `port` (`get_port_immutable`).
-    fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
+    fn port_immutable(dev: &ProviderDevice<Self>, port: u32) -> Result<PortImmutable>;
 
     /// Changes the settings of `port` (checked to exist) as `change` says
     /// (`modify_port`). Without this op the IB core answers `EOPNOTSUPP`.
-    fn modify_port(_dev: &Device<Self>, _port: u32, _change: &PortModify) -> Result {
+    fn modify_port(_dev: &ProviderDevice<Self>, _port: u32, _change: &PortModify) -> Result {
         Err(EOPNOTSUPP)
     }
 
@@ -69,20 +76,46 @@ pub trait Provider: Sized + 'static {
     /// `IB_DEVICE_MODIFY_NODE_DESC`, which writing `/sys/class/infiniband/*/node_desc` does, as
     /// `rdma-ndd` does at boot). On success the IB core's copy, which `NodeDescription` MADs
     /// and sysfs show, becomes `desc`. Without this op the description cannot change.
-    fn modify_node_desc(_dev: &Device<Self>, _desc: &[u8; NODE_DESC_LEN]) -> Result {
+    fn modify_node_desc(_dev: &ProviderDevice<Self>, _desc: &[u8; NODE_DESC_LEN]) -> Result {
         Err(EOPNOTSUPP)
     }
 
     /// The P_Key at `index` in the table of `port`.
-    fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
+    fn query_pkey(dev: &ProviderDevice<Self>, port: u32, index: u16) -> Result<u16>;
 
     /// The GID at `index` in the table of `port`.
-    fn query_gid(dev: &Device<Self>, port: u32, index: u32) -> Result<[u8; 16]>;
+    fn query_gid(dev: &ProviderDevice<Self>, port: u32, index: u32) -> Result<[u8; 16]>;
 
-    /// Accepts a new QP: returns its number and the driver's data for it.
+    /// Accepts a new CQ of room for `entries` completions (at least 1): returns the
+    /// initialiser of the driver's data for it.
+    fn create_cq(dev: &ProviderDevice<Self>, entries: u32)
+        -> Result<impl PinInit<Self::Cq, Error>>;
+
+    /// Moves the oldest completions of `cq` into `out`, as many as it takes (`poll_cq`).
+    fn poll_cq(cq: &Cq<Self>, out: &mut WcWriter<'_>);
+
+    /// Arms `cq` as `notify` says (`req_notify_cq`): the next completion (or the next
+    /// solicited one) is to call the core's completion handler, through [`Cq::notify`].
+    /// Returns whether completions are waiting already, when `notify.report_missed` asks.
+    fn req_notify_cq(cq: &Cq<Self>, notify: &CqNotify) -> bool;
+
+    /// Accepts a new QP: returns its number and the initialiser of the driver's data for it.
     ///
     /// Types the driver does not handle get `EOPNOTSUPP`.
-    fn create_qp(dev: &Device<Self>, init: &QpInit) -> Result<(u32, Self::Qp)>;
+    fn create_qp(
+        dev: &ProviderDevice<Self>,
+        init: &QpInit,
+    ) -> Result<(u32, impl PinInit<Self::Qp, Error>)>;
+
+    /// Changes the attributes of `qp` as `attr` says (`modify_qp`), or refuses.
+    fn modify_qp(qp: &Qp<Self>, attr: &QpModify) -> Result;
+
+    /// The state and keys of `qp` (`query_qp`).
+    fn query_qp(qp: &Qp<Self>) -> QpQuery;
+
+    /// Accepts the receive `wr` posted to `qp` (queueing it with [`Qp::post_recv`]), or
+    /// refuses it.
+    fn post_recv(qp: &Qp<Self>, wr: RecvWr<'_>) -> Result;
 
     /// Called once the QP is complete, before it is handed to its creator: the place to
     /// publish it (keep an [`ARef`](crate::types::ARef) to it) for receives. An error
@@ -103,14 +136,15 @@ pub trait Provider: Sized + 'static {
 
     /// Reads the counters of `port` into `out` (one value per
     /// [`Provider::port_counter_descs`] entry).
-    fn port_counters(_dev: &Device<Self>, _port: u32, _out: &mut [u64]) -> Result {
+    fn port_counters(_dev: &ProviderDevice<Self>, _port: u32, _out: &mut [u64]) -> Result {
         Err(EOPNOTSUPP)
     }
 
-    /// Sends one UD work request from `qp`, which is in the RTS state.
+    /// Sends one UD work request from `qp`.
     ///
-    /// The driver delivers the message (or drops it) and reports the send's completion with
-    /// [`Qp::complete_send`].
+    /// The driver checks the QP's state, delivers the message (or drops it) and queues the
+    /// send's completion ([`WorkCompletion::send`](super::verbs::WorkCompletion::send)) on the
+    /// QP's send CQ.
     fn post_send(qp: &Qp<Self>, wr: &SendWr<'_>) -> Result;
 }
 

@@ -54,4 +54,9 @@ impl<T> Fifo<T> {
     pub(crate) fn len(&self) -> usize {
         self.len
     }
+
+    /// Whether the FIFO takes no more items.
+    pub(crate) fn is_full(&self) -> bool {
+        self.len == self.slots.len()
+    }
 }

@@ -3,8 +3,10 @@
 //! The simulated HFI: the provider of opasim's RDMA devices (their attributes and QPs).
 
 use crate::{
+    cq::{self, HfiCq},
     fabric::Fabric,
     port::{Capabilities, Port, PKEY_TABLE_LEN},
+    qp::{self, HfiQp},
     ud,
     vnic::HfiVnic,
 };
@@ -13,10 +15,10 @@ use kernel::{
     prelude::*,
     rdma::{
         provider::{
-            self, Device, DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify,
-            PortState, StatDesc, SPEED_EDR, WIDTH_4X,
+            self, DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify, PortState,
+            ProviderDevice, StatDesc, SPEED_EDR, WIDTH_4X,
         },
-        verbs::{Qp, QpInit, QpType, SendWr},
+        verbs::{Cq, CqNotify, Qp, QpInit, QpModify, QpQuery, QpType, RecvWr, SendWr, WcWriter},
     },
     sync::Arc,
 };
@@ -48,12 +50,7 @@ impl HfiDevice {
     }
 }
 
-/// What opasim keeps for each QP: which receiver slot of its port it fills.
-pub(crate) struct HfiQp {
-    slot: Option<usize>,
-}
-
-fn port_of(dev: &Device<Hfi>, num: u32) -> Result<&Arc<Port>> {
+fn port_of(dev: &ProviderDevice<Hfi>, num: u32) -> Result<&Arc<Port>> {
     dev.data().port(num)
 }
 
@@ -75,10 +72,11 @@ impl provider::Provider for Hfi {
     const NODE_DESC: &'static CStr = kernel::c_str!("opasim software OPA HFI");
 
     type Data = HfiDevice;
+    type Cq = HfiCq;
     type Qp = HfiQp;
     type Vnic = HfiVnic;
 
-    fn query_device(dev: &Device<Self>) -> DeviceAttr {
+    fn query_device(dev: &ProviderDevice<Self>) -> DeviceAttr {
         DeviceAttr {
             sys_image_guid: dev.data().guid,
             vendor_id: VENDOR_ID,
@@ -87,7 +85,7 @@ impl provider::Provider for Hfi {
             max_qp_wr: 16384,
             max_sge: kernel::rdma::verbs::MAX_SGE as u32,
             max_cq: 64,
-            max_cqe: 65536,
+            max_cqe: cq::MAX_CQE,
             max_pd: 64,
             max_ah: 65536,
             max_pkeys: PKEY_TABLE_LEN as u16,
@@ -95,7 +93,7 @@ impl provider::Provider for Hfi {
         }
     }
 
-    fn query_port(dev: &Device<Self>, num: u32) -> Result<PortAttr> {
+    fn query_port(dev: &ProviderDevice<Self>, num: u32) -> Result<PortAttr> {
         let port = port_of(dev, num)?;
         let c = port.config();
         let n = |v: u64| v.min(u32::MAX.into()) as u32;
@@ -128,14 +126,17 @@ impl provider::Provider for Hfi {
     /// The node description changes as on hfi1 (`modify_device()` in `hw/hfi1/verbs.c`),
     /// where `rdma-ndd` writes `hostname hfi1_0` at boot. hfi1 also sends its SM a
     /// node-description-changed trap; opasim's SA reads the description when asked.
-    fn modify_node_desc(_dev: &Device<Self>, _desc: &[u8; provider::NODE_DESC_LEN]) -> Result {
+    fn modify_node_desc(
+        _dev: &ProviderDevice<Self>,
+        _desc: &[u8; provider::NODE_DESC_LEN],
+    ) -> Result {
         Ok(())
     }
 
     /// Capability bits change as asked (as rdmavt's `rvt_modify_port()`); the Q_Key violation
     /// counter can be zeroed. A port cannot be shut down this way: its state is the fabric's,
     /// set in debugfs.
-    fn modify_port(dev: &Device<Self>, num: u32, change: &PortModify) -> Result {
+    fn modify_port(dev: &ProviderDevice<Self>, num: u32, change: &PortModify) -> Result {
         let port = port_of(dev, num)?;
         if change.shutdown {
             return Err(EOPNOTSUPP);
@@ -151,7 +152,7 @@ impl provider::Provider for Hfi {
         Ok(())
     }
 
-    fn port_immutable(dev: &Device<Self>, num: u32) -> Result<PortImmutable> {
+    fn port_immutable(dev: &ProviderDevice<Self>, num: u32) -> Result<PortImmutable> {
         port_of(dev, num)?;
         Ok(PortImmutable {
             opa: true,
@@ -160,12 +161,12 @@ impl provider::Provider for Hfi {
         })
     }
 
-    fn query_pkey(dev: &Device<Self>, num: u32, index: u16) -> Result<u16> {
+    fn query_pkey(dev: &ProviderDevice<Self>, num: u32, index: u16) -> Result<u16> {
         let c = port_of(dev, num)?.config();
         c.pkeys.get(usize::from(index)).copied().ok_or(EINVAL)
     }
 
-    fn query_gid(dev: &Device<Self>, num: u32, index: u32) -> Result<[u8; 16]> {
+    fn query_gid(dev: &ProviderDevice<Self>, num: u32, index: u32) -> Result<[u8; 16]> {
         let port = port_of(dev, num)?;
         if index != 0 {
             return Err(EINVAL);
@@ -176,30 +177,53 @@ impl provider::Provider for Hfi {
         Ok(gid)
     }
 
-    fn create_qp(dev: &Device<Self>, init: &QpInit) -> Result<(u32, HfiQp)> {
-        match init.qp_type {
-            QpType::Smi => {
-                port_of(dev, init.port)?;
-                Ok((0, HfiQp { slot: Some(0) }))
-            }
-            QpType::Gsi => {
-                port_of(dev, init.port)?;
-                Ok((1, HfiQp { slot: Some(1) }))
-            }
+    fn create_cq(_dev: &ProviderDevice<Self>, entries: u32) -> Result<impl PinInit<HfiCq, Error>> {
+        HfiCq::new(entries)
+    }
+
+    fn poll_cq(cq: &Cq<Self>, out: &mut WcWriter<'_>) {
+        cq::poll(cq, out)
+    }
+
+    fn req_notify_cq(cq: &Cq<Self>, notify: &CqNotify) -> bool {
+        cq::req_notify(cq, notify)
+    }
+
+    fn create_qp(
+        dev: &ProviderDevice<Self>,
+        init: &QpInit,
+    ) -> Result<(u32, impl PinInit<HfiQp, Error>)> {
+        let (qpn, slot) = match init.qp_type {
+            QpType::Smi => (0, 0),
+            QpType::Gsi => (1, 1),
             // Only the MAD stack's QPs are simulated.
-            QpType::Ud => Err(EOPNOTSUPP),
-        }
+            QpType::Ud => return Err(EOPNOTSUPP),
+        };
+        port_of(dev, init.port)?;
+        Ok((qpn, HfiQp::new(Some(slot), init)))
+    }
+
+    fn modify_qp(qp: &Qp<Self>, attr: &QpModify) -> Result {
+        qp::modify(qp, attr)
+    }
+
+    fn query_qp(qp: &Qp<Self>) -> QpQuery {
+        qp::query(qp)
+    }
+
+    fn post_recv(qp: &Qp<Self>, wr: RecvWr<'_>) -> Result {
+        qp::post_recv(qp, wr)
     }
 
     fn qp_ready(qp: &Qp<Self>) -> Result {
         if let Some(slot) = qp.data().slot {
-            port_of(qp.device(), qp.port())?.attach_qp(slot, qp)?;
+            port_of(qp.device(), qp::port(qp))?.attach_qp(slot, qp)?;
         }
         Ok(())
     }
 
     fn destroy_qp(qp: &Qp<Self>) {
-        if let (Some(slot), Ok(port)) = (qp.data().slot, port_of(qp.device(), qp.port())) {
+        if let (Some(slot), Ok(port)) = (qp.data().slot, port_of(qp.device(), qp::port(qp))) {
             port.detach_qp(slot, qp);
         }
     }
@@ -208,7 +232,7 @@ impl provider::Provider for Hfi {
         &COUNTERS
     }
 
-    fn port_counters(dev: &Device<Self>, num: u32, out: &mut [u64]) -> Result {
+    fn port_counters(dev: &ProviderDevice<Self>, num: u32, out: &mut [u64]) -> Result {
         let c = &port_of(dev, num)?.counters;
         let vals = [
             &c.xmit_packets,

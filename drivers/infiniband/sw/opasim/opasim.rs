@@ -17,14 +17,18 @@ use kernel::{
 
 mod capture;
 mod control;
+mod cq;
 mod fabric;
 mod fifo;
 mod hfi;
 mod integrity;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit;
+#[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
+mod kunit_switch;
 mod pkey;
 mod port;
+mod qp;
 mod sim;
 mod sm;
 mod ud;

@@ -7,10 +7,11 @@ use crate::{
     capture::Kind,
     hfi::Hfi,
     port::{Counters, Port},
+    qp,
 };
 use kernel::{
     prelude::*,
-    rdma::verbs::{Qp, SendWr, UdDelivery, WcStatus, QP1_QKEY},
+    rdma::verbs::{Qp, RecvInfo, SendWr, WcStatus, QP1_QKEY},
 };
 
 /// A UD packet on the wire, with the fields the simulated link layer carries.
@@ -37,15 +38,16 @@ pub(crate) struct Packet<'a> {
     pub(crate) payload: &'a [u8],
 }
 
-/// Sends `wr` from `qp`: builds the packet and hands it to the switch. The send completes
+/// Sends `wr` from the QP `from`: builds the packet and hands it to the switch. The send completes
 /// successfully even when the packet is dropped on the way, as on a real fabric.
-pub(crate) fn send(qp: &Qp<Hfi>, wr: &SendWr<'_>) -> Result {
-    let dev = qp.device().data();
-    let port = dev.port(qp.port())?;
+pub(crate) fn send(from: &Qp<Hfi>, wr: &SendWr<'_>) -> Result {
+    let (qkey, pkey_index, port_num) = qp::send_keys(from, wr)?;
+    let dev = from.device().data();
+    let port = dev.port(port_num)?;
     let Some(slid) = port.active_lid() else {
         return Err(EINVAL);
     };
-    let Some(pkey) = port.pkey(wr.pkey_index(qp)) else {
+    let Some(pkey) = port.pkey(pkey_index) else {
         Counters::inc(&port.counters.xmit_bad_pkey);
         return Err(EINVAL);
     };
@@ -57,16 +59,16 @@ pub(crate) fn send(qp: &Qp<Hfi>, wr: &SendWr<'_>) -> Result {
         dlid: ah.dlid,
         sl: ah.sl,
         pkey,
-        src_qp: qp.qp_num(),
+        src_qp: from.qp_num(),
         dest_qp: wr.remote_qpn(),
-        qkey: wr.qkey(qp),
+        qkey,
         imm: wr.imm(),
         solicited: wr.solicited(),
         payload: &payload,
     };
     Counters::inc(&port.counters.xmit_packets);
     Counters::add(&port.counters.xmit_bytes, payload.len() as u64);
-    qp.complete_send(wr, WcStatus::Success);
+    qp::complete_send(from, wr, WcStatus::Success, port_num);
     dev.fabric
         .capture(Kind::Ud, port, slid, pkt.dlid, pkey, None, pkt.payload);
     if let Some(to) = dev.fabric.forward(port, pkt.dlid) {
@@ -95,7 +97,7 @@ pub(crate) fn receive(port: &Port, pkt: &Packet<'_>) -> core::result::Result<(),
         Counters::inc(&c.rcv_bad_pkey);
         return Err(Refusal::BadPkey);
     };
-    let Some(qp) = port.qp(pkt.dest_qp) else {
+    let Some(to) = port.qp(pkt.dest_qp) else {
         Counters::inc(&c.rcv_dropped);
         return Err(Refusal::NoReceiver);
     };
@@ -104,7 +106,7 @@ pub(crate) fn receive(port: &Port, pkt: &Packet<'_>) -> core::result::Result<(),
         Counters::inc(&c.rcv_qkey_viol);
         return Err(Refusal::BadQkey);
     }
-    let d = UdDelivery {
+    let info = RecvInfo {
         slid: pkt.slid,
         src_qp: pkt.src_qp,
         sl: pkt.sl,
@@ -112,7 +114,7 @@ pub(crate) fn receive(port: &Port, pkt: &Packet<'_>) -> core::result::Result<(),
         imm: pkt.imm,
         solicited: pkt.solicited,
     };
-    if qp.deliver_ud(&[pkt.payload], &d).is_err() {
+    if qp::deliver_ud(&to, &[pkt.payload], &info).is_err() {
         Counters::inc(&c.rcv_dropped);
         return Err(Refusal::NoReceiver);
     }

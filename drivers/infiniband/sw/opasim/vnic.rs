@@ -30,7 +30,7 @@ use kernel::{
     new_mutex,
     prelude::*,
     rdma::{
-        provider::Device,
+        provider::ProviderDevice,
         vnic::{
             SkbMetadata, VnicFeatures, VnicNetdev, VnicOps, Xmit, SKB_MDATA_ENCAP_ERR,
             SKB_MDATA_LEN,
@@ -110,12 +110,12 @@ impl VnicOps<Hfi> for HfiVnic {
     /// `hfi1_vnic_alloc_rn()`: `NETIF_F_HIGHDMA | NETIF_F_SG`.
     const FEATURES: VnicFeatures = VnicFeatures::SG.with(VnicFeatures::HIGHDMA);
 
-    fn alloc(dev: &Device<Hfi>, num: u32) -> Result<Self> {
+    fn alloc(dev: &ProviderDevice<Hfi>, num: u32) -> Result<Self> {
         let d = dev.data();
         HfiVnic::new(d.port(num)?.clone(), d.fabric.clone())
     }
 
-    fn tx_queues(_dev: &Device<Hfi>, _port: u32) -> u32 {
+    fn tx_queues(_dev: &ProviderDevice<Hfi>, _port: u32) -> u32 {
         crate::vnic_tx_queues.get()
     }
 

@@ -2,7 +2,7 @@
 
 //! The `struct ib_device_ops` of a provider and its device-level trampolines.
 
-use super::{errno, Device, PortCapMask, PortModify, PortState, Provider, NODE_DESC_LEN};
+use super::{errno, PortCapMask, PortModify, PortState, Provider, ProviderDevice, NODE_DESC_LEN};
 use crate::rdma::verbs::{Ah, Cq, Qp};
 use crate::rdma::vnic::VnicOps;
 use crate::{bindings, error::code::*};
@@ -34,10 +34,10 @@ impl<T: Provider> Adapter<T> {
         get_dma_mr: Some(Self::get_dma_mr),
         reg_user_mr: Some(Self::reg_user_mr),
         dereg_mr: Some(Self::dereg_mr),
-        create_cq: Some(Cq::create_cq_callback),
-        destroy_cq: Some(Cq::destroy_cq_callback),
-        poll_cq: Some(Cq::poll_cq_callback),
-        req_notify_cq: Some(Cq::req_notify_cq_callback),
+        create_cq: Some(Cq::<T>::create_cq_callback),
+        destroy_cq: Some(Cq::<T>::destroy_cq_callback),
+        poll_cq: Some(Cq::<T>::poll_cq_callback),
+        req_notify_cq: Some(Cq::<T>::req_notify_cq_callback),
         create_qp: Some(Qp::<T>::create_qp_callback),
         modify_qp: Some(Qp::<T>::modify_qp_callback),
         query_qp: Some(Qp::<T>::query_qp_callback),
@@ -63,7 +63,7 @@ impl<T: Provider> Adapter<T> {
             None
         },
         size_ib_pd: size_of::<bindings::ib_pd>(),
-        size_ib_cq: size_of::<Cq>(),
+        size_ib_cq: size_of::<Cq<T>>(),
         size_ib_qp: size_of::<Qp<T>>(),
         size_ib_ah: size_of::<Ah>(),
         // SAFETY: All other ops are absent (null) and all other sizes zero, which is how the
@@ -81,7 +81,7 @@ impl<T: Provider> Adapter<T> {
     ) -> c_int {
         // SAFETY: The core passes a device of this driver, allocated and initialised by
         // `Registration::new` and alive during the call.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         let a = T::query_device(dev);
         let clamp = |v: u32| v.min(i32::MAX as u32) as c_int;
         let mut kcap = bindings::ib_kernel_cap_flags_IBK_LOCAL_DMA_LKEY as u64;
@@ -117,7 +117,7 @@ impl<T: Provider> Adapter<T> {
         attr: *mut bindings::ib_port_attr,
     ) -> c_int {
         // SAFETY: As in `query_device`.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         let a = match T::query_port(dev, port) {
             Ok(a) => a,
             Err(e) => return e.to_errno(),
@@ -166,7 +166,7 @@ impl<T: Provider> Adapter<T> {
         modify: *mut bindings::ib_port_modify,
     ) -> c_int {
         // SAFETY: As in `query_device`.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         // SAFETY: The core passes a valid `ib_port_modify` for reading.
         let m = unsafe { &*modify };
         let flag = |f: bindings::ib_port_modify_flags| flags & f as c_int != 0;
@@ -201,7 +201,7 @@ impl<T: Provider> Adapter<T> {
             return 0;
         }
         // SAFETY: As in `query_device`.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         // SAFETY: The core passes a valid `ib_device_modify` for reading.
         let src = unsafe { &(*modify).node_desc };
         let mut desc = [0u8; NODE_DESC_LEN];
@@ -228,7 +228,7 @@ impl<T: Provider> Adapter<T> {
         imm: *mut bindings::ib_port_immutable,
     ) -> c_int {
         // SAFETY: As in `query_device`.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         let a = match T::port_immutable(dev, port) {
             Ok(a) => a,
             Err(e) => return e.to_errno(),
@@ -257,7 +257,7 @@ impl<T: Provider> Adapter<T> {
         pkey: *mut u16,
     ) -> c_int {
         // SAFETY: As in `query_device`.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         match T::query_pkey(dev, port, index) {
             Ok(p) => {
                 // SAFETY: `pkey` is valid for writing, by the op's contract.
@@ -278,7 +278,7 @@ impl<T: Provider> Adapter<T> {
         gid: *mut bindings::ib_gid,
     ) -> c_int {
         // SAFETY: As in `query_device`.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         let Ok(index) = u32::try_from(index) else {
             return EINVAL.to_errno();
         };
@@ -320,7 +320,7 @@ impl<T: Provider> Adapter<T> {
         _index: c_int,
     ) -> c_int {
         // SAFETY: As in `query_device`.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         // SAFETY: `stats` was allocated by `alloc_hw_port_stats` with `num_counters` values;
         // the core holds its lock during the call.
         let vals = unsafe {

@@ -161,6 +161,7 @@ unsafe impl Sync for StatDesc {}
 impl StatDesc {
     /// A counter named `name`.
     pub const fn new(name: &'static CStr) -> Self {
+        // INVARIANT: `name` is a static C string, `priv_` null.
         Self(bindings::rdma_stat_desc {
             name: name.as_char_ptr(),
             flags: 0,

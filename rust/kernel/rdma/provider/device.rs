@@ -23,19 +23,19 @@ use core::{
 /// ops are the ones of `T` (see [`Adapter`]), and `data` is initialised, for as long as a
 /// reference to `Self` exists.
 #[repr(C)]
-pub struct Device<T: Provider> {
+pub struct ProviderDevice<T: Provider> {
     pub(super) ib: Opaque<bindings::ib_device>,
     pub(super) data: T::Data,
 }
 
 // SAFETY: The `ib_device` is used from any thread by the IB core, under its own locking; the
 // driver's data is `Send`.
-unsafe impl<T: Provider> Send for Device<T> {}
+unsafe impl<T: Provider> Send for ProviderDevice<T> {}
 // SAFETY: Shared references only give `&T::Data`, which is `Sync`, and read the `ib_device`
 // fields the core does not change after registration.
-unsafe impl<T: Provider> Sync for Device<T> {}
+unsafe impl<T: Provider> Sync for ProviderDevice<T> {}
 
-impl<T: Provider> Device<T> {
+impl<T: Provider> ProviderDevice<T> {
     /// Creates a reference to the device from the `struct ib_device` the core passes.
     ///
     /// # Safety
@@ -137,7 +137,7 @@ impl<T: Provider> Device<T> {
 ///
 /// `dev` points to a registered device of `T` whose data is initialised.
 pub struct Registration<T: Provider> {
-    pub(super) dev: NonNull<Device<T>>,
+    pub(super) dev: NonNull<ProviderDevice<T>>,
 }
 
 // SAFETY: The registration only owns the device, which is `Send` and `Sync`.
@@ -157,17 +157,17 @@ impl<T: Provider> Registration<T> {
         node_guid: u64,
         data: T::Data,
     ) -> Result<Self> {
-        crate::build_assert!(core::mem::align_of::<Device<T>>() <= 8);
+        crate::build_assert!(core::mem::align_of::<ProviderDevice<T>>() <= 8);
         if ports == 0 || ports > 254 {
             return Err(EINVAL);
         }
         // SAFETY: The size is at least that of a `struct ib_device`, the first field.
-        let ib = unsafe { bindings::_ib_alloc_device(size_of::<Device<T>>()) };
-        let dev = NonNull::new(ib.cast::<Device<T>>()).ok_or(ENOMEM)?;
+        let ib = unsafe { bindings::_ib_alloc_device(size_of::<ProviderDevice<T>>()) };
+        let dev = NonNull::new(ib.cast::<ProviderDevice<T>>()).ok_or(ENOMEM)?;
         let raw = dev.as_ptr();
-        // SAFETY: `raw` is a fresh, zeroed allocation of the size of `Device<T>`, aligned to at
-        // least 8 bytes (kmalloc), which is enough (checked above); `data` is not initialised
-        // yet, so writing it does not drop anything.
+        // SAFETY: `raw` is a fresh, zeroed allocation of the size of `ProviderDevice<T>`,
+        // aligned to at least 8 bytes (kmalloc), which is enough (checked above); `data` is not
+        // initialised yet, so writing it does not drop anything.
         unsafe { addr_of_mut!((*raw).data).write(data) };
         let mut ops = Adapter::<T>::OPS;
         ops.owner = module.as_ptr();
@@ -199,11 +199,14 @@ impl<T: Provider> Registration<T> {
             }
             return Err(e);
         }
+        // INVARIANT: The device was allocated by `_ib_alloc_device` with the size of
+        // `ProviderDevice<T>`, its ops are `Adapter::<T>::OPS` and its data is initialised (so
+        // it is a `ProviderDevice<T>`), and it is registered; it stays so until `drop`.
         Ok(Self { dev })
     }
 
     /// The registered device.
-    pub fn device(&self) -> &Device<T> {
+    pub fn device(&self) -> &ProviderDevice<T> {
         // SAFETY: By the type invariant the device is registered and initialised while
         // `self` lives.
         unsafe { self.dev.as_ref() }

@@ -42,6 +42,9 @@ impl Ah {
         init: *mut bindings::rdma_ah_init_attr,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
+        // The core allocates the AH with `kzalloc()`, whose alignment (at least 8 bytes) must
+        // do for `Self`.
+        crate::build_assert!(core::mem::align_of::<Self>() <= 8);
         // SAFETY: `init` and its `ah_attr` are valid for the call, by the op's contract.
         let a = unsafe { &*(*init).ah_attr };
         if a.ah_flags & bindings::ib_ah_flags_IB_AH_GRH as u8 != 0 {
@@ -76,8 +79,9 @@ impl Ah {
             port: a.port_num,
             kind: a.type_,
         };
-        // SAFETY: `ah` is the core's zeroed allocation of the size of `Ah`; `attr` is plain
-        // data.
+        // INVARIANT: `attr` is initialised here, by a `create_ah` that succeeds.
+        // SAFETY: `ah` is the core's allocation of the size of `Ah`, aligned enough (checked
+        // above), so `attr` is valid for writing; it is plain data, nothing to drop.
         unsafe { addr_of_mut!((*ah.cast::<Ah>()).attr).write(attr) };
         0
     }
@@ -89,11 +93,12 @@ impl Ah {
         ah: *mut bindings::ib_ah,
         out: *mut bindings::rdma_ah_attr,
     ) -> c_int {
-        // SAFETY: The AH is initialised (type invariant of `Ah`, created by this code).
+        // SAFETY: The core queries AHs of this device, which `create_ah_callback` initialised
+        // (type invariant of `Ah`).
         let attr = unsafe { (*ah.cast::<Ah>()).attr };
         // SAFETY: `out` is valid for writing, by the op's contract.
         let out = unsafe { &mut *out };
-        // SAFETY: A zeroed `rdma_ah_attr` is valid (no GRH, no sgid_attr).
+        // SAFETY: A zeroed `rdma_ah_attr` is valid (no GRH, a null `sgid_attr`).
         *out = unsafe { core::mem::MaybeUninit::zeroed().assume_init() };
         out.type_ = attr.kind;
         out.sl = attr.sl;

@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The IB core's operations on the UD queue pairs of [`super::qp`]: create, destroy,
-//! modify, query, and post sends and receives.
+//! The IB core's operations on the QPs of [`super::qp`]: create, destroy, modify, query, and
+//! post sends and receives. Each checks what the core hands over and passes typed views to
+//! the provider, which decides what they mean.
 
 use super::{
-    qp::{Qp, QpInit, QpInner, QpState, QpType},
-    recv::RecvBuffer,
-    ring::Ring,
+    cq::Cq,
+    qp::{Qp, QpPriv},
+    qp_attr::{QpInit, QpModify, QpType},
+    recv::{RecvQueue, RecvWr},
     send_wr::SendWr,
-    MAX_SGE,
+    MAX_QP_WR, MAX_SGE,
 };
-use crate::rdma::provider::{errno, Device, Provider};
+use crate::rdma::provider::{errno, Provider, ProviderDevice};
 use crate::{
     bindings,
-    error::{code::*, from_result, Result},
+    error::{code::*, from_result, Error, Result},
     init::PinInit,
+    try_pin_init,
     types::{AlwaysRefCounted, Opaque},
 };
 use core::{
@@ -26,7 +29,8 @@ use core::{
 impl<T: Provider> Qp<T> {
     /// # Safety
     ///
-    /// Called by the IB core only, with a zeroed QP of the size of `Self` on a device of `T`.
+    /// Called by the IB core only, as `create_qp`, with a zeroed QP of the size of `Self` on a
+    /// device of `T`.
     pub(crate) unsafe extern "C" fn create_qp_callback(
         qp: *mut bindings::ib_qp,
         attr: *mut bindings::ib_qp_init_attr,
@@ -49,25 +53,34 @@ impl<T: Provider> Qp<T> {
         attr: *mut bindings::ib_qp_init_attr,
         udata: *mut bindings::ib_udata,
     ) -> Result {
+        // The core allocates the QP with `kzalloc()`, whose alignment (at least 8 bytes) must
+        // do for `Self`.
+        crate::build_assert!(core::mem::align_of::<Self>() <= 8);
         if !udata.is_null() {
             return Err(EOPNOTSUPP);
         }
         // SAFETY: `attr` is valid for the call, by the op's contract.
-        let attr = unsafe { &mut *attr };
-        let qp_type = match attr.qp_type {
-            bindings::ib_qp_type_IB_QPT_SMI => QpType::Smi,
-            bindings::ib_qp_type_IB_QPT_GSI => QpType::Gsi,
-            bindings::ib_qp_type_IB_QPT_UD => QpType::Ud,
-            _ => return Err(EOPNOTSUPP),
-        };
+        let attr = unsafe { &*attr };
+        let qp_type = QpType::from_raw(attr.qp_type).ok_or(EOPNOTSUPP)?;
         if !attr.srq.is_null() || attr.create_flags != 0 || !attr.rwq_ind_tbl.is_null() {
             return Err(EOPNOTSUPP);
         }
-        let cap = &mut attr.cap;
+        // The CQs must be CQs of this device (so of `T`), as `Qp::send_cq()` takes them to be.
+        // SAFETY: The core set `device` and the CQs (from `attr`) before calling `create_qp`;
+        // a non-null CQ is a live CQ the creator holds.
+        let cqs_ok = unsafe {
+            let dev = (*qp).device;
+            let ok = |cq: *mut bindings::ib_cq| !cq.is_null() && (*cq).device == dev;
+            ok((*qp).send_cq) && ok((*qp).recv_cq)
+        };
+        if !cqs_ok {
+            return Err(EINVAL);
+        }
+        let cap = &attr.cap;
         if cap.max_send_sge as usize > MAX_SGE
             || cap.max_recv_sge as usize > MAX_SGE
-            || cap.max_recv_wr > 16384
-            || cap.max_send_wr > 16384
+            || cap.max_recv_wr > MAX_QP_WR
+            || cap.max_send_wr > MAX_QP_WR
             || cap.max_inline_data != 0
         {
             return Err(EINVAL);
@@ -81,37 +94,38 @@ impl<T: Provider> Qp<T> {
             },
             max_send_wr: cap.max_send_wr,
             max_recv_wr: cap.max_recv_wr,
+            sig_all: attr.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
         };
         // SAFETY: The core passes a QP of one of `T`'s devices, whose `device` it has set and
         // which is alive during the call.
-        let dev = unsafe { Device::<T>::from_raw((*qp).device) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw((*qp).device) };
         let (qpn, data) = T::create_qp(dev, &init)?;
-        let rq = Ring::new(init.max_recv_wr.max(1) as usize)?;
+        let rq = RecvQueue::new(init.max_recv_wr)?;
+        let released = Opaque::ffi_init(|c| {
+            // SAFETY: `c` is the completion's place, valid for writing; `init_completion()`
+            // initialises it there, and it is pinned from then on.
+            unsafe { bindings::init_completion(c) }
+        });
+        let p = try_pin_init!(QpPriv::<T> {
+            refs: AtomicUsize::new(1),
+            released <- released,
+            rq <- crate::new_irq_spinlock!(rq, "opa_sw_qp_rq"),
+            init,
+            data <- data,
+        }? Error);
         let this = qp.cast::<Self>();
-        let lock = crate::new_irq_spinlock!(
-            QpInner {
-                qps: QpState::Reset,
-                qkey: 0,
-                pkey_index: 0,
-                port: init.port,
-                sig_all: attr.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
-                rq,
-                max_send_wr: init.max_send_wr,
-                max_recv_wr: init.max_recv_wr,
-            },
-            "opa_sw_qp"
-        );
-        // SAFETY: `this` is the core's zeroed allocation of the size of `Self`, whose fields
-        // after `ib` are not initialised yet; the core does not move the QP.
-        let Ok(()) = unsafe { PinInit::__pinned_init(lock, addr_of_mut!((*this).inner)) };
-        // SAFETY: As above, for the remaining fields.
-        unsafe {
-            addr_of_mut!((*this).refs).write(AtomicUsize::new(1));
-            bindings::init_completion(Opaque::raw_get(addr_of_mut!((*this).released)));
-            addr_of_mut!((*this).qp_type).write(qp_type);
-            addr_of_mut!((*this).data).write(data);
-            (*qp).qp_num = qpn;
-        }
+        // SAFETY: The core's allocation is of the size of `Self` and aligned enough (checked
+        // above), so `p` is valid for writing a `QpPriv<T>`, which is not initialised yet. The
+        // core never moves the QP, and frees it only after `destroy_qp` (or after this fails,
+        // which leaves `p` as uninitialised as it found it: `__pinned_init` drops what it
+        // initialised on error). This is the only way to initialise pinned data in memory C
+        // allocated; `drm::Device::new` does the same.
+        unsafe { p.__pinned_init(addr_of_mut!((*this).p)) }?;
+        // INVARIANT: `p` is initialised now, in the core's allocation of the size of `Self`,
+        // until `release` drops it; the CQs were checked to be this device's above.
+        // SAFETY: The QP is the core's, not yet visible to its users; `qp_num` is read by the
+        // core after `create_qp` returns.
+        unsafe { (*qp).qp_num = qpn };
         // SAFETY: The QP is initialised now.
         let me = unsafe { Self::from_raw(qp) };
         if let Err(e) = T::qp_ready(me) {
@@ -128,13 +142,13 @@ impl<T: Provider> Qp<T> {
     /// # Safety
     ///
     /// `qp` must be initialised, and this must be its only teardown.
-    pub(super) unsafe fn release(qp: *mut bindings::ib_qp) {
+    unsafe fn release(qp: *mut bindings::ib_qp) {
         let this = qp.cast::<Self>();
         // SAFETY: The QP is initialised (caller's guarantee) and the initial reference is
         // owned by the core's handle, which is being destroyed.
         unsafe { Self::dec_ref(NonNull::new_unchecked(this)) };
         // SAFETY: As above; `released` is initialised with the QP.
-        let released = unsafe { Opaque::raw_get(addr_of_mut!((*this).released)) };
+        let released = unsafe { Opaque::raw_get(addr_of_mut!((*this).p.released)) };
         // The provider's references (`ARef<Qp>`) must all go before the memory can: wait, and
         // say what is waited for every 10 s (as `netdev_wait_allrefs()` does) instead of
         // hanging silently when a provider keeps one.
@@ -142,39 +156,47 @@ impl<T: Provider> Qp<T> {
         let period = unsafe { bindings::__msecs_to_jiffies(10_000) };
         // SAFETY: `released` is a valid completion, completed by the last `dec_ref`.
         while unsafe { bindings::wait_for_completion_timeout(released, period) } == 0 {
-            // SAFETY: The QP is initialised until the drops below.
+            // SAFETY: The QP is initialised until the drop below.
             let num = unsafe { (*qp).qp_num };
             crate::pr_warn!("QP {}: waiting for the provider to release it\n", num);
         }
-        // SAFETY: No reference is left, so nothing uses the QP's parts any more; each is
-        // dropped once.
-        unsafe {
-            core::ptr::drop_in_place(addr_of_mut!((*this).inner));
-            core::ptr::drop_in_place(addr_of_mut!((*this).data));
-        }
+        // SAFETY: No reference is left, so nothing uses the QP's parts any more (the posted
+        // receives go with the queue: the QP is being destroyed); they are dropped once.
+        unsafe { core::ptr::drop_in_place(addr_of_mut!((*this).p)) };
     }
 
     /// # Safety
     ///
-    /// Called by the IB core only, with an initialised QP of `T`.
+    /// Called by the IB core only, as `destroy_qp`, with an initialised QP of `T`.
     pub(crate) unsafe extern "C" fn destroy_qp_callback(
         qp: *mut bindings::ib_qp,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
-        {
-            // SAFETY: The core destroys initialised QPs only.
+        let (send_cq, recv_cq) = {
+            // SAFETY: The core destroys initialised QPs only; `me` is not used after `release`.
             let me = unsafe { Self::from_raw(qp) };
             T::destroy_qp(me);
-            me.inner.lock().qps = QpState::Err;
-        }
+            (me.send_cq() as *const Cq<T>, me.recv_cq() as *const Cq<T>)
+        };
         // SAFETY: The QP is initialised, and the core calls `destroy_qp` once.
         unsafe { Self::release(qp) };
+        // No completion of this QP can be queued any more. Wait for the completion handler
+        // calls its completions asked for: once the last QP of a CQ is gone, nothing can queue
+        // the CQ's work item, so none is pending when `ib_free_cq()` cancels the core's own
+        // work and destroys the CQ (rdmavt flushes only in `destroy_cq`, after that cancel,
+        // which leaves a window where the handler requeues the core's work).
+        // SAFETY: The QP's CQs stay alive until the core has finished destroying the QP (it
+        // drops its use of them after this returns).
+        unsafe {
+            (*send_cq).flush_notify();
+            (*recv_cq).flush_notify();
+        }
         0
     }
 
     /// # Safety
     ///
-    /// Called by the IB core only, with an initialised QP of `T`.
+    /// Called by the IB core only, as `modify_qp`, with an initialised QP of `T`.
     pub(crate) unsafe extern "C" fn modify_qp_callback(
         qp: *mut bindings::ib_qp,
         attr: *mut bindings::ib_qp_attr,
@@ -186,72 +208,14 @@ impl<T: Provider> Qp<T> {
         }
         // SAFETY: The core modifies initialised QPs only.
         let me = unsafe { Self::from_raw(qp) };
-        // SAFETY: `attr` is valid for the call, by the op's contract.
+        // SAFETY: `attr` is valid for reading during the call, by the op's contract.
         let attr = unsafe { &*attr };
-        from_result(|| {
-            me.modify(attr, mask as u32)?;
-            Ok(0)
-        })
-    }
-
-    /// `modify_qp`: the attributes of `attr` that `mask` names.
-    fn modify(&self, attr: &bindings::ib_qp_attr, mask: u32) -> Result {
-        let allowed = bindings::ib_qp_attr_mask_IB_QP_STATE
-            | bindings::ib_qp_attr_mask_IB_QP_CUR_STATE
-            | bindings::ib_qp_attr_mask_IB_QP_PKEY_INDEX
-            | bindings::ib_qp_attr_mask_IB_QP_PORT
-            | bindings::ib_qp_attr_mask_IB_QP_QKEY
-            | bindings::ib_qp_attr_mask_IB_QP_SQ_PSN
-            | bindings::ib_qp_attr_mask_IB_QP_EN_SQD_ASYNC_NOTIFY;
-        if mask & !allowed != 0 {
-            return Err(EOPNOTSUPP);
-        }
-        let dev = self.device();
-        let mut inner = self.inner.lock();
-        let new_state = if mask & bindings::ib_qp_attr_mask_IB_QP_STATE != 0 {
-            match QpState::from_raw(attr.qp_state) {
-                Some(s) => s,
-                None => return Err(EINVAL),
-            }
-        } else {
-            inner.qps
-        };
-        // The transitions and the attributes each one needs and allows, as the IB spec has
-        // them (the check rdmavt and every hardware driver make).
-        // SAFETY: A pure function of its arguments.
-        let ok = unsafe {
-            bindings::ib_modify_qp_is_ok(inner.qps.raw(), new_state.raw(), self.qp_type.raw(), mask)
-        };
-        if !ok {
-            return Err(EINVAL);
-        }
-        if mask & bindings::ib_qp_attr_mask_IB_QP_PORT != 0 {
-            if attr.port_num == 0 || attr.port_num > dev.port_count() {
-                return Err(EINVAL);
-            }
-            if self.qp_type != QpType::Ud && attr.port_num != inner.port {
-                return Err(EINVAL);
-            }
-        }
-        if mask & bindings::ib_qp_attr_mask_IB_QP_PORT != 0 {
-            inner.port = attr.port_num;
-        }
-        if mask & bindings::ib_qp_attr_mask_IB_QP_PKEY_INDEX != 0 {
-            inner.pkey_index = attr.pkey_index;
-        }
-        if mask & bindings::ib_qp_attr_mask_IB_QP_QKEY != 0 {
-            inner.qkey = attr.qkey;
-        }
-        if new_state == QpState::Reset {
-            while inner.rq.pop().is_some() {}
-        }
-        inner.qps = new_state;
-        Ok(())
+        errno(QpModify::new(attr, mask as u32).and_then(|m| T::modify_qp(me, &m)))
     }
 
     /// # Safety
     ///
-    /// Called by the IB core only, with an initialised QP of `T`.
+    /// Called by the IB core only, as `query_qp`, with an initialised QP of `T`.
     pub(crate) unsafe extern "C" fn query_qp_callback(
         qp: *mut bindings::ib_qp,
         attr: *mut bindings::ib_qp_attr,
@@ -260,22 +224,24 @@ impl<T: Provider> Qp<T> {
     ) -> c_int {
         // SAFETY: The core queries initialised QPs only.
         let me = unsafe { Self::from_raw(qp) };
-        // SAFETY: `attr` and `init` are valid for writing, by the op's contract.
+        // SAFETY: `attr` and `init` are valid for writing, by the op's contract (`ib_query_qp()`
+        // callers pass both; the core zeroes neither, and every field this sets is plain data).
         let (attr, init) = unsafe { (&mut *attr, &mut *init) };
-        let inner = me.inner.lock();
-        attr.qp_state = inner.qps.raw();
-        attr.cur_qp_state = inner.qps.raw();
-        attr.qkey = inner.qkey;
-        attr.pkey_index = inner.pkey_index;
-        attr.port_num = inner.port;
+        let q = T::query_qp(me);
+        let i = me.init();
+        attr.qp_state = q.state.raw();
+        attr.cur_qp_state = q.state.raw();
+        attr.qkey = q.qkey;
+        attr.pkey_index = q.pkey_index;
+        attr.port_num = q.port;
         attr.path_mtu = bindings::ib_mtu_IB_MTU_4096;
-        attr.cap.max_send_wr = inner.max_send_wr;
-        attr.cap.max_recv_wr = inner.max_recv_wr;
+        attr.cap.max_send_wr = i.max_send_wr;
+        attr.cap.max_recv_wr = i.max_recv_wr;
         attr.cap.max_send_sge = MAX_SGE as u32;
         attr.cap.max_recv_sge = MAX_SGE as u32;
         init.cap = attr.cap;
-        init.port_num = inner.port;
-        init.sq_sig_type = if inner.sig_all {
+        init.port_num = q.port;
+        init.sq_sig_type = if i.sig_all {
             bindings::ib_sig_type_IB_SIGNAL_ALL_WR
         } else {
             bindings::ib_sig_type_IB_SIGNAL_REQ_WR
@@ -285,8 +251,8 @@ impl<T: Provider> Qp<T> {
 
     /// # Safety
     ///
-    /// Called by the IB core only, with an initialised QP of `T` and a valid chain of work
-    /// requests.
+    /// Called by the IB core only, as `post_send`, with an initialised QP of `T` and a valid
+    /// chain of work requests.
     pub(crate) unsafe extern "C" fn post_send_callback(
         qp: *mut bindings::ib_qp,
         wr: *const bindings::ib_send_wr,
@@ -296,14 +262,10 @@ impl<T: Provider> Qp<T> {
         let me = unsafe { Self::from_raw(qp) };
         let mut cur = wr;
         while !cur.is_null() {
-            // SAFETY: Every request of the chain of a UD QP is the `wr` of a valid
-            // `struct ib_ud_wr` (the posting contract of UD QPs), valid during the call.
-            let w = unsafe { SendWr::from_raw(cur) };
-            let ret = if me.state() != QpState::Rts {
-                Err(EINVAL)
-            } else {
-                w.check().and_then(|()| T::post_send(me, &w))
-            };
+            // SAFETY: Every request of the chain of a UD QP (SMI, GSI and UD are the only
+            // types `create_qp` accepts) is the `wr` of a valid `struct ib_ud_wr` (the posting
+            // contract of UD QPs), valid during the call.
+            let ret = unsafe { SendWr::from_raw(qp, cur) }.and_then(|w| T::post_send(me, &w));
             if let Err(e) = ret {
                 // SAFETY: `bad` is valid for writing, by the op's contract.
                 unsafe { *bad = cur };
@@ -317,8 +279,8 @@ impl<T: Provider> Qp<T> {
 
     /// # Safety
     ///
-    /// Called by the IB core only, with an initialised QP of `T` and a valid chain of work
-    /// requests.
+    /// Called by the IB core only, as `post_recv`, with an initialised QP of `T` and a valid
+    /// chain of work requests.
     pub(crate) unsafe extern "C" fn post_recv_callback(
         qp: *mut bindings::ib_qp,
         wr: *const bindings::ib_recv_wr,
@@ -330,35 +292,12 @@ impl<T: Provider> Qp<T> {
         while !cur.is_null() {
             // SAFETY: `cur` is a valid request of the chain, during the call.
             let w = unsafe { &*cur };
-            let ret = (|| -> Result {
-                let n = usize::try_from(w.num_sge).map_err(|_| EINVAL)?;
-                if n > MAX_SGE {
-                    return Err(EINVAL);
-                }
-                let mut buf = RecvBuffer {
-                    // SAFETY: Both members of the union are 64 bits wide; this reads whichever
-                    // the poster wrote as its bits, which is all the completion returns.
-                    wr_id: unsafe { w.__bindgen_anon_1.wr_id },
-                    sges: [(0, 0); MAX_SGE],
-                    num_sge: n,
-                };
-                for (i, s) in buf.sges[..n].iter_mut().enumerate() {
-                    // SAFETY: `sg_list` has `num_sge` entries, by the posting contract.
-                    let sge = unsafe { &*w.sg_list.add(i) };
-                    *s = (sge.addr, sge.length);
-                }
-                let mut inner = me.inner.lock();
-                if inner.qps == QpState::Reset || inner.qps == QpState::Err {
-                    return Err(EINVAL);
-                }
-                // The buffers stay valid until completion or destruction: the invariant of
-                // `RecvBuffer`, by the contract of `post_recv`.
-                inner.rq.push(buf).map_err(|_| ENOMEM)
-            })();
+            // SAFETY: `w` is a request posted to `qp`, by the op's contract.
+            let ret = unsafe { RecvWr::from_raw(qp, w) }.and_then(|r| T::post_recv(me, r));
             if let Err(e) = ret {
                 // SAFETY: `bad` is valid for writing, by the op's contract.
                 unsafe { *bad = cur };
-                return errno(Err(e));
+                return e.to_errno();
             }
             cur = w.next;
         }

@@ -1,42 +1,194 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Posted receive buffers of a QP.
+//! Posted receive buffers of a QP (`struct ib_recv_wr`), kept by the QP's container.
+//!
+//! A consumer's receive buffer is only valid until its request completes or the QP is
+//! destroyed: afterwards the consumer may free it. So no object that can write a buffer can
+//! outlive either: [`RecvWr`] lives for the `post_recv` call and can only be queued on its own
+//! QP; the queue is a private part of the [`Qp`], reached under its lock through a
+//! [`RecvQueueGuard`], which cannot be swapped or moved out of; and a [`PostedRecv`] taken out
+//! of the queue borrows the guard, so the lock is held while the buffer is written and the
+//! buffer is gone from the queue before its completion ([`RecvDone`]) can exist.
 
-use super::MAX_SGE;
+use super::{qp::Qp, ring::Ring, MAX_SGE};
+use crate::{
+    bindings,
+    error::{code::*, Result},
+    rdma::provider::Provider,
+    sync::{irq_spinlock::IrqSpinLockBackend, lock::Guard},
+};
+use core::marker::PhantomData;
 
 /// A posted receive buffer: the work request's id and its scatter list.
 ///
 /// # Invariants
 ///
 /// Each of the first `num_sge` entries is a kernel virtual address range (virtual DMA) that
-/// the poster keeps valid and writable until this receive completes or the QP is destroyed;
-/// a `RecvBuffer` only lives in the receive queue of its QP, or on the stack of
-/// [`Qp::deliver_ud`] while that QP is alive.
-#[derive(Clone, Copy)]
-pub(super) struct RecvBuffer {
-    pub(super) wr_id: u64,
-    pub(super) sges: [(u64, u32); MAX_SGE],
-    pub(super) num_sge: usize,
+/// the poster keeps valid and writable until this receive completes or the QP is destroyed.
+/// A `RecvBuffer` only lives in the receive queue of the QP it was posted to, or in a
+/// [`PostedRecv`] that borrows that queue's lock.
+struct RecvBuffer {
+    wr_id: u64,
+    sges: [(u64, u32); MAX_SGE],
+    num_sge: usize,
 }
 
-impl RecvBuffer {
-    /// The total length of the buffer.
-    pub(super) fn len(&self) -> usize {
-        self.sges[..self.num_sge].iter().map(|s| s.1 as usize).sum()
+/// The receive queue of a QP: the buffers posted and not yet taken, oldest first.
+pub(super) struct RecvQueue {
+    ring: Ring<RecvBuffer>,
+}
+
+impl RecvQueue {
+    pub(super) fn new(depth: u32) -> Result<Self> {
+        Ok(Self {
+            ring: Ring::new(depth.max(1) as usize)?,
+        })
+    }
+}
+
+/// A receive work request during the provider's `post_recv`: either queued on its QP with
+/// [`Qp::post_recv`], or refused.
+///
+/// # Invariants
+///
+/// `buf` is a request posted to the QP `qp` and valid as [`RecvBuffer`] says; the lifetime
+/// `'a` is that of the `post_recv` call, so the request cannot be kept past it.
+pub struct RecvWr<'a> {
+    qp: *mut bindings::ib_qp,
+    buf: RecvBuffer,
+    _p: PhantomData<&'a bindings::ib_recv_wr>,
+}
+
+impl<'a> RecvWr<'a> {
+    /// # Safety
+    ///
+    /// `wr` must be a valid receive request posted to `qp` (its `sg_list` has `num_sge`
+    /// entries), during `'a`, by the contract of `post_recv`.
+    pub(super) unsafe fn from_raw(
+        qp: *mut bindings::ib_qp,
+        wr: &'a bindings::ib_recv_wr,
+    ) -> Result<Self> {
+        let n = usize::try_from(wr.num_sge).map_err(|_| EINVAL)?;
+        if n > MAX_SGE {
+            return Err(EINVAL);
+        }
+        let mut buf = RecvBuffer {
+            // SAFETY: Both members of the union are 64 bits wide; this reads whichever the
+            // poster wrote as its bits, which is all the completion returns.
+            wr_id: unsafe { wr.__bindgen_anon_1.wr_id },
+            sges: [(0, 0); MAX_SGE],
+            num_sge: n,
+        };
+        for (i, s) in buf.sges[..n].iter_mut().enumerate() {
+            // SAFETY: `sg_list` has `num_sge` entries, by the caller's guarantee, and `i < n`.
+            let sge = unsafe { &*wr.sg_list.add(i) };
+            *s = (sge.addr, sge.length);
+        }
+        // INVARIANT: The buffer is the request posted to `qp`, valid until it completes or the
+        // QP is destroyed (the contract of `post_recv`).
+        Ok(Self {
+            qp,
+            buf,
+            _p: PhantomData,
+        })
+    }
+}
+
+impl<T: Provider> Qp<T> {
+    /// Queues the posted receive `wr` on this QP, behind the buffers posted before.
+    ///
+    /// `EINVAL` if `wr` was posted to another QP, `ENOMEM` if the queue is full.
+    pub fn post_recv(&self, wr: RecvWr<'_>) -> Result {
+        if wr.qp != self.raw() {
+            return Err(EINVAL);
+        }
+        // INVARIANT: The buffer moves into the queue of the QP it was posted to (checked
+        // above), where it may live.
+        self.p.rq.lock().ring.push(wr.buf).map_err(|_| ENOMEM)
     }
 
-    /// Writes `parts`, one after the other, from `offset` in the buffer; the caller has
-    /// checked that they fit.
-    pub(super) fn scatter(&self, mut offset: usize, parts: &[&[u8]]) {
-        for part in parts {
-            self.write_at(offset, part);
-            offset += part.len();
+    /// Locks the QP's receive queue: to take the oldest buffer, or to drop them all.
+    pub fn recv_queue(&self) -> RecvQueueGuard<'_> {
+        RecvQueueGuard {
+            g: self.p.rq.lock(),
         }
     }
+}
 
-    /// Writes `bytes` at `pos` of the buffer (the concatenation of its entries).
-    pub(super) fn write_at(&self, mut pos: usize, mut bytes: &[u8]) {
-        for &(addr, len) in &self.sges[..self.num_sge] {
+/// The locked receive queue of a QP.
+///
+/// It gives no `&mut` to the queue itself, so that no safe code can move buffers from the
+/// queue of one QP to another's (which could outlive the first, and the buffers with it).
+pub struct RecvQueueGuard<'a> {
+    g: Guard<'a, RecvQueue, IrqSpinLockBackend>,
+}
+
+impl RecvQueueGuard<'_> {
+    /// Takes the oldest posted buffer, to write a message into and complete.
+    pub fn pop(&mut self) -> Option<PostedRecv<'_>> {
+        let buf = self.g.ring.pop()?;
+        // INVARIANT: The buffer leaves its QP's queue for a `PostedRecv` that borrows the
+        // queue's lock.
+        Some(PostedRecv {
+            buf,
+            _p: PhantomData,
+        })
+    }
+
+    /// Drops every posted buffer (the QP went to Reset): the consumer may free them now.
+    pub fn clear(&mut self) {
+        while self.g.ring.pop().is_some() {}
+    }
+
+    /// Whether no buffer is posted.
+    pub fn is_empty(&self) -> bool {
+        self.g.ring.is_empty()
+    }
+}
+
+/// A posted receive buffer taken from its QP's queue, while the queue is locked.
+///
+/// It borrows the [`RecvQueueGuard`] it came from: it cannot outlive the lock nor the QP, and
+/// so it cannot be written after the QP is destroyed or the queue is cleared.
+pub struct PostedRecv<'g> {
+    buf: RecvBuffer,
+    _p: PhantomData<&'g mut RecvQueue>,
+}
+
+impl PostedRecv<'_> {
+    /// The buffer's length, in bytes (the sum of its scatter/gather entries).
+    pub fn len(&self) -> usize {
+        self.buf.sges[..self.buf.num_sge]
+            .iter()
+            .map(|s| s.1 as usize)
+            .sum()
+    }
+
+    /// Whether the buffer has no room at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes `parts`, one after the other, from `offset` in the buffer.
+    ///
+    /// `E2BIG` (and nothing written) if they do not fit.
+    pub fn write(&mut self, offset: usize, parts: &[&[u8]]) -> Result {
+        let total = parts.iter().try_fold(offset, |a, p| a.checked_add(p.len()));
+        if !matches!(total, Some(t) if t <= self.len()) {
+            return Err(E2BIG);
+        }
+        let mut pos = offset;
+        for part in parts {
+            self.write_at(pos, part);
+            pos += part.len();
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` at `pos` of the buffer (the concatenation of its entries); the caller
+    /// checked that they fit.
+    fn write_at(&mut self, mut pos: usize, mut bytes: &[u8]) {
+        for &(addr, len) in &self.buf.sges[..self.buf.num_sge] {
             if bytes.is_empty() {
                 return;
             }
@@ -46,8 +198,10 @@ impl RecvBuffer {
                 continue;
             }
             let n = (len - pos).min(bytes.len());
-            // SAFETY: By the type invariant `addr..addr + len` is writable kernel memory for
-            // this receive, and `pos + n <= len`; `bytes` is a distinct Rust slice.
+            // SAFETY: By the invariant of `RecvBuffer`, `addr..addr + len` is writable kernel
+            // memory until this receive completes or the QP is destroyed, and neither can
+            // happen while `self` borrows the queue's lock; `pos + n <= len`. `bytes` is a
+            // Rust slice, which cannot overlap memory the poster handed to the device.
             unsafe {
                 core::ptr::copy_nonoverlapping(
                     bytes.as_ptr(),
@@ -59,4 +213,17 @@ impl RecvBuffer {
             pos = 0;
         }
     }
+
+    /// Ends the use of the buffer: what remains is what its completion needs.
+    pub fn finish(self) -> RecvDone {
+        RecvDone {
+            wr_id: self.buf.wr_id,
+        }
+    }
+}
+
+/// A receive whose buffer was written and can no longer be: the makings of its
+/// [`WorkCompletion`](super::WorkCompletion).
+pub struct RecvDone {
+    pub(super) wr_id: u64,
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A fixed-capacity FIFO for the queues of the verbs objects.
+//! A fixed-capacity FIFO: the receive queue a QP keeps for its consumer.
 
 use crate::{
     alloc::{flags::*, KVec},
@@ -10,9 +10,9 @@ use crate::{
 /// A fixed-capacity FIFO, allocated up front so that pushing never allocates (pushes happen
 /// in atomic context).
 pub(super) struct Ring<T> {
-    pub(super) slots: KVec<Option<T>>,
-    pub(super) head: usize,
-    pub(super) len: usize,
+    slots: KVec<Option<T>>,
+    head: usize,
+    len: usize,
 }
 
 impl<T> Ring<T> {
@@ -50,9 +50,5 @@ impl<T> Ring<T> {
 
     pub(super) fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    pub(super) fn is_full(&self) -> bool {
-        self.len == self.slots.len()
     }
 }

@@ -2,12 +2,7 @@
 
 //! UD send work requests (`struct ib_ud_wr`).
 
-use super::{
-    ah::{Ah, AhAttr},
-    qp::{Qp, QpType},
-    MAX_SGE,
-};
-use crate::rdma::provider::Provider;
+use super::{ah::Ah, AhAttr, MAX_SGE};
 use crate::{
     alloc::{flags::*, KVec},
     bindings,
@@ -15,49 +10,58 @@ use crate::{
 };
 use core::ffi::c_int;
 
-/// A UD send work request, during [`Provider::post_send`].
+/// A UD send work request, during the provider's `post_send`.
 ///
 /// # Invariants
 ///
-/// `wr` is a valid `struct ib_ud_wr` whose AH belongs to a device of this abstraction, and
-/// whose scatter list gives kernel virtual addresses (virtual DMA) readable during the call.
+/// `wr` is a valid `struct ib_ud_wr` for `'a`, with a send opcode, at most [`MAX_SGE`]
+/// scatter/gather entries that give kernel virtual addresses (virtual DMA) readable for `'a`,
+/// and an AH of the QP's device (so an [`Ah`] of this abstraction), alive for `'a`.
 pub struct SendWr<'a> {
-    pub(super) wr: &'a bindings::ib_ud_wr,
+    wr: &'a bindings::ib_ud_wr,
 }
 
 impl<'a> SendWr<'a> {
+    /// The request, or `EOPNOTSUPP` for an opcode other than a send, `EINVAL` for one that
+    /// is malformed.
+    ///
     /// # Safety
     ///
-    /// `wr` must be the `wr` of a valid `struct ib_ud_wr` posted to a UD QP of this
-    /// abstraction, valid for `'a`.
-    pub(super) unsafe fn from_raw(wr: *const bindings::ib_send_wr) -> Self {
-        Self {
-            // SAFETY: `wr` is the first field of `ib_ud_wr` (container_of with offset 0),
-            // valid for `'a` by the caller's guarantee.
-            wr: unsafe { &*wr.cast::<bindings::ib_ud_wr>() },
-        }
-    }
-
-    pub(super) fn check(&self) -> Result {
-        let op = self.wr.wr.opcode;
+    /// `wr` must be the `wr` of a valid `struct ib_ud_wr` posted to the UD QP `qp` of this
+    /// abstraction, valid for `'a` with its scatter list and AH (the posting contract).
+    pub(super) unsafe fn from_raw(
+        qp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_send_wr,
+    ) -> Result<Self> {
+        // SAFETY: `wr` is the first field of `ib_ud_wr` (container_of with offset 0), valid
+        // for `'a` by the caller's guarantee.
+        let wr = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
+        let op = wr.wr.opcode;
         if op != bindings::ib_wr_opcode_IB_WR_SEND
             && op != bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM
         {
             return Err(EOPNOTSUPP);
         }
-        let n = usize::try_from(self.wr.wr.num_sge).map_err(|_| EINVAL)?;
-        if n > MAX_SGE || self.wr.ah.is_null() {
+        let n = usize::try_from(wr.wr.num_sge).map_err(|_| EINVAL)?;
+        if n > MAX_SGE || wr.ah.is_null() {
             return Err(EINVAL);
         }
-        Ok(())
+        // SAFETY: `qp` and the AH are valid (the caller's guarantee); only their `device`
+        // pointers are read, which the core sets at creation.
+        if unsafe { (*wr.ah).device != (*qp).device } {
+            return Err(EINVAL);
+        }
+        // INVARIANT: Checked above: a send, at most `MAX_SGE` entries, an AH of the QP's device
+        // (whose ops are this abstraction's, so an `Ah`); the rest is the caller's guarantee.
+        Ok(Self { wr })
     }
 
-    pub(super) fn sges(&self) -> &[bindings::ib_sge] {
-        let n = self.wr.wr.num_sge.clamp(0, MAX_SGE as c_int) as usize;
+    fn sges(&self) -> &[bindings::ib_sge] {
+        let n = self.wr.wr.num_sge as usize;
         if n == 0 {
             return &[];
         }
-        // SAFETY: `sg_list` has `num_sge` valid entries during the call (type invariant).
+        // SAFETY: `sg_list` has `num_sge` valid entries during `'a` (type invariant).
         unsafe { core::slice::from_raw_parts(self.wr.wr.sg_list, n) }
     }
 
@@ -66,7 +70,8 @@ impl<'a> SendWr<'a> {
         unsafe { self.wr.wr.__bindgen_anon_1.wr_id }
     }
 
-    pub(super) fn signaled(&self) -> bool {
+    /// Whether the sender asked for a completion (`IB_SEND_SIGNALED`).
+    pub fn signaled(&self) -> bool {
         self.wr.wr.send_flags & bindings::ib_send_flags_IB_SEND_SIGNALED as c_int != 0
     }
 
@@ -87,8 +92,8 @@ impl<'a> SendWr<'a> {
 
     /// The destination.
     pub fn ah(&self) -> &AhAttr {
-        // SAFETY: The AH of a posted request is an AH of this abstraction, alive at least
-        // until the request completes (type invariant).
+        // SAFETY: The AH is an `Ah` of this abstraction, initialised by `create_ah` and alive
+        // during `'a` (type invariant).
         unsafe { &(*self.wr.ah.cast::<Ah>()).attr }
     }
 
@@ -97,23 +102,14 @@ impl<'a> SendWr<'a> {
         self.wr.remote_qpn
     }
 
-    /// The Q_Key to send with: the request's, or the QP's if the request's has the high bit
-    /// set (IBA 10.2.5).
-    pub fn qkey<T: Provider>(&self, qp: &Qp<T>) -> u32 {
-        if self.wr.remote_qkey & 0x8000_0000 != 0 {
-            qp.qkey()
-        } else {
-            self.wr.remote_qkey
-        }
+    /// The Q_Key the request names (high bit set: "use the QP's", IBA 10.2.5).
+    pub fn remote_qkey(&self) -> u32 {
+        self.wr.remote_qkey
     }
 
-    /// The index of the P_Key to send with, in the sending port's table (QP0/QP1 give it per
-    /// request; UD QPs use the QP's).
-    pub fn pkey_index<T: Provider>(&self, qp: &Qp<T>) -> u16 {
-        match qp.qp_type {
-            QpType::Smi | QpType::Gsi => self.wr.pkey_index,
-            QpType::Ud => qp.inner.lock().pkey_index,
-        }
+    /// The P_Key index the request names (meaningful on QP0/QP1 only).
+    pub fn pkey_index(&self) -> u16 {
+        self.wr.pkey_index
     }
 
     /// The total length of the message.
@@ -136,7 +132,7 @@ impl<'a> SendWr<'a> {
                 continue;
             }
             // SAFETY: By the type invariant, `addr` is a kernel virtual address of `length`
-            // readable bytes during the call.
+            // readable bytes during `'a`.
             let src = unsafe {
                 core::slice::from_raw_parts(sge.addr as usize as *const u8, sge.length as usize)
             };

@@ -4,7 +4,7 @@
 //! call the provider's [`VnicOps`].
 
 use super::{SkbMetadata, VnicNetdev, VnicOps, Xmit, MAX_TX_QUEUES, PRIV_OFFSET};
-use crate::rdma::provider::{Device, Provider};
+use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::{
     bindings,
     error::code::*,
@@ -42,7 +42,7 @@ impl<T: Provider> Adapter<T> {
         crate::build_assert!(core::mem::align_of::<T::Vnic>() <= 8);
         crate::build_assert!(PRIV_OFFSET % 8 == 0);
         // SAFETY: The core passes a device of `T`, alive during the call.
-        let dev = unsafe { Device::<T>::from_raw(ibdev) };
+        let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         if kind != bindings::rdma_netdev_t_RDMA_NETDEV_OPA_VNIC {
             return EOPNOTSUPP.to_ptr();
         }

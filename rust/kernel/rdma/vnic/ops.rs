@@ -3,7 +3,7 @@
 //! The operations a provider gives its OPA VNIC netdevs.
 
 use super::{SkbMetadata, VnicFeatures, VnicNetdev, Xmit};
-use crate::rdma::provider::{Device, Provider};
+use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::{bindings, net::skbuff::SkBuff, prelude::*};
 
 /// The OPA VNIC netdevs of the provider `P`: the data the provider keeps for each (`Self`) and
@@ -18,11 +18,11 @@ pub trait VnicOps<P: Provider>: Sized + Send + Sync + 'static {
     const FEATURES: VnicFeatures = VnicFeatures::NONE;
 
     /// Accepts a new VNIC netdev on `port` (checked to exist): the provider's data for it.
-    fn alloc(dev: &Device<P>, port: u32) -> Result<Self>;
+    fn alloc(dev: &ProviderDevice<P>, port: u32) -> Result<Self>;
 
     /// The transmit queues of a new VNIC netdev on `port` (hfi1 gives one per SDMA engine);
     /// taken between 1 and [`MAX_TX_QUEUES`](super::MAX_TX_QUEUES).
-    fn tx_queues(dev: &Device<P>, port: u32) -> u32;
+    fn tx_queues(dev: &ProviderDevice<P>, port: u32) -> u32;
 
     /// `rn.set_id`: binds the netdev to a virtual Ethernet switch id, for receive.
     fn set_id(nd: &VnicNetdev<P>, id: i32);
@@ -55,11 +55,11 @@ pub enum NoVnic {}
 impl<P: Provider> VnicOps<P> for NoVnic {
     const SUPPORTED: bool = false;
 
-    fn alloc(_dev: &Device<P>, _port: u32) -> Result<Self> {
+    fn alloc(_dev: &ProviderDevice<P>, _port: u32) -> Result<Self> {
         Err(EOPNOTSUPP)
     }
 
-    fn tx_queues(_dev: &Device<P>, _port: u32) -> u32 {
+    fn tx_queues(_dev: &ProviderDevice<P>, _port: u32) -> u32 {
         1
     }
 
