@@ -68,9 +68,16 @@ void rust_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
 	skb->protocol = protocol;
 }
 
-int rust_helper_skb_put_padto(struct sk_buff *skb, unsigned int len)
+/*
+ * Without free_on_error: on failure the buffer is left to its Rust owner,
+ * which frees it with dev_kfree_skb_any() (transmit may run with interrupts
+ * off, under netpoll, where skb_put_padto()'s kfree_skb() must not run a
+ * destructor).
+ */
+int rust_helper___skb_put_padto(struct sk_buff *skb, unsigned int len,
+				bool free_on_error)
 {
-	return skb_put_padto(skb, len);
+	return __skb_put_padto(skb, len, free_on_error);
 }
 
 void rust_helper_netif_dormant_on(struct net_device *dev)

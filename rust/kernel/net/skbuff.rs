@@ -337,7 +337,8 @@ impl SkBuff {
     }
 
     /// Pads the data with zeros to at least `len` bytes (`skb_put_padto()`, which copies a
-    /// shared head first). On failure the buffer is freed, as the C function does.
+    /// shared head first). On failure the buffer is freed, as by the C function, but with
+    /// `dev_kfree_skb_any()` (it may run with interrupts off).
     #[inline]
     pub fn put_padto(self, len: u32) -> Result<Self> {
         // The test of the inline `skb_put_padto()`, here so that a frame long enough costs no
@@ -345,11 +346,11 @@ impl SkBuff {
         if self.len() >= len {
             return Ok(self);
         }
-        let skb = self.into_raw();
-        // SAFETY: The buffer is valid and ours; `skb_put_padto` either pads it or frees it.
-        to_result(unsafe { bindings::skb_put_padto(skb.as_ptr(), len) })?;
-        // SAFETY: It succeeded, so the buffer is still valid and ours.
-        Ok(unsafe { Self::from_raw(skb) })
+        // SAFETY: The buffer is valid and ours; `__skb_put_padto()` without `free_on_error`
+        // pads it or fails leaving it valid (and ours: on `Err`, `self` is dropped, which
+        // frees it).
+        to_result(unsafe { bindings::__skb_put_padto(self.0.as_ptr(), len, false) })?;
+        Ok(self)
     }
 
     /// Removes `len` bytes from the start of the data (`skb_pull()`); fails if the head is

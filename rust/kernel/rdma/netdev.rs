@@ -8,8 +8,13 @@
 //! An OPA device creates the netdev (`ib_device_ops.alloc_rdma_netdev` with
 //! `RDMA_NETDEV_OPA_VNIC`); its private area starts with `struct rdma_netdev`. The ULP puts
 //! its own context there, keeps the device's `net_device_ops` and installs its own, which
-//! call the device's: [`VnicNetdev`] does that, calling the [`VnicUlp`] around the device's
-//! operations.
+//! call the device's: [`UlpNetdev`] does that, calling the [`VnicUlp`] around the device's
+//! operations. The device's side of the same netdev is [`super::vnic::ProviderNetdev`].
+//!
+//! The callbacks see the netdev through a reference type that fits their context: those
+//! that may run in atomic context get a [`UlpNetdevAtomic`], which offers nothing that
+//! sleeps or takes the address lock; those that run in process context get a
+//! [`UlpNetdevRef`], which offers everything.
 
 mod addr_lists;
 mod ethtool;
@@ -17,7 +22,7 @@ mod netdev_ref;
 mod ops;
 
 pub use addr_lists::{AddrList, AddrLists};
-pub use netdev_ref::VnicNetdevRef;
+pub use netdev_ref::{UlpNetdevAtomic, UlpNetdevRef};
 
 use super::scope::DeviceScope;
 use crate::{
@@ -25,28 +30,17 @@ use crate::{
     error::to_result,
     net::{
         rtnl::Rtnl,
-        skbuff::{SkBuffHead, SkBuffRef},
+        skbuff::{SkBuff, SkBuffRef},
     },
     prelude::*,
     str::CStr,
     sync::rcu::ReadSide,
 };
-use core::{ffi::c_void, ptr::NonNull};
+use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
 
 /// The statistics an OPA device keeps of a VNIC netdev (`struct opa_vnic_stats`): the
 /// standard netdev counters, per-group transmit and receive counters, and the VNIC drops.
 pub type VnicStats = bindings::opa_vnic_stats;
-
-/// Room the ULP needs in front of a frame: the 16B header and the metadata, rounded to 8
-/// (`OPA_VNIC_SKB_HEADROOM`).
-pub const SKB_HEADROOM: u32 = 24;
-
-/// The shortest Ethernet frame without its FCS (`ETH_ZLEN`): frames are padded to it before
-/// [`VnicUlp::encap`].
-pub const ETH_ZLEN: u32 = 60;
-
-/// Length of the metadata the device reads in front of a frame (`struct opa_vnic_skb_mdata`).
-const MDATA_LEN: u32 = 4;
 
 /// One statistic of `ethtool -S`: its name and how to read it from the device's statistics.
 pub type EthtoolStat = (&'static str, fn(&VnicStats) -> u64);
@@ -54,9 +48,10 @@ pub type EthtoolStat = (&'static str, fn(&VnicStats) -> u64);
 /// What a ULP does around the device's operations of its VNIC netdev.
 ///
 /// The callbacks run in the contexts of the corresponding `ndo_*` operations. Those that run
-/// under RTNL in process context get an [`Rtnl`] token; [`VnicUlp::encap`],
-/// [`VnicUlp::vl_entropy`] and [`VnicUlp::rx_mode_changed`] may run in atomic context (with
-/// bottom halves or interrupts off, or under the address lock) and must not sleep.
+/// under RTNL in process context get an [`Rtnl`] token and a [`UlpNetdevRef`];
+/// [`VnicUlp::xmit`], [`VnicUlp::vl_entropy`] and [`VnicUlp::rx_mode_changed`] may run in
+/// atomic context (with bottom halves or interrupts off, or under the address lock) and get
+/// at most a [`UlpNetdevAtomic`], which cannot sleep.
 pub trait VnicUlp: Send + Sync + 'static {
     /// The driver's name, for `ethtool -i`.
     const DRIVER_NAME: &'static CStr;
@@ -65,63 +60,77 @@ pub trait VnicUlp: Send + Sync + 'static {
     /// the device's statistics.
     const ETHTOOL_STATS: &'static [EthtoolStat];
 
+    /// The bytes the ULP puts in front of every frame it transmits: the stack is asked to
+    /// leave that much headroom (it is added to the netdev's `hard_header_len`, as the C ULP
+    /// adds `OPA_VNIC_SKB_HEADROOM`).
+    const HEADROOM: u16;
+
     /// The device opened the interface (`ndo_open`).
-    fn opened(&self, rtnl: &Rtnl, netdev: &VnicNetdevRef);
+    fn opened(&self, rtnl: &Rtnl, netdev: &UlpNetdevRef);
 
     /// The device stopped the interface (`ndo_stop`).
-    fn stopped(&self, rtnl: &Rtnl, netdev: &VnicNetdevRef);
+    fn stopped(&self, rtnl: &Rtnl, netdev: &UlpNetdevRef);
 
-    /// Prepares a frame for the device's transmit, in a buffer whose head is its own with at
-    /// least [`SKB_HEADROOM`] bytes before the frame, and whose frame is padded to at least
-    /// [`ETH_ZLEN`] bytes: on `Err` the frame is dropped. The frame may lie partly in page
-    /// fragments when the device advertises scatter-gather (hfi1 does): the linear part may
-    /// hold as little as the Ethernet header. Atomic context, in an RCU read-side section
-    /// (`rcu`: `ndo_start_xmit` runs with bottom halves or interrupts disabled).
-    fn encap(&self, skb: &mut SkBuffHead, rcu: &ReadSide) -> Result;
+    /// Transmit (`ndo_start_xmit`): the stack hands the ULP the frame `skb` (never shared: the
+    /// netdev does not allow `IFF_TX_SKB_SHARING`; its head may be shared with clones, and it
+    /// may lie partly in page fragments when the device advertises scatter-gather, as hfi1
+    /// does). The ULP returns what the device is to transmit (for an OPA VNIC device: the
+    /// metadata, the 16B header and the frame, in a head of its own), or `None` once it has
+    /// dropped the frame (and counted it, if it counts drops).
+    ///
+    /// Atomic context, in an RCU read-side section (`rcu`: `ndo_start_xmit` runs with bottom
+    /// halves or interrupts disabled).
+    fn xmit(&self, netdev: &UlpNetdevAtomic, skb: SkBuff, rcu: &ReadSide) -> Option<SkBuff>;
 
     /// The VL and the entropy of a frame, for the device to choose a queue from. Atomic
     /// context; the buffer is the stack's, only borrowed. The stack calls it before it pads
     /// the frame or moves a VLAN device's tag into it (`skb_vlan_tag_present()` may hold),
-    /// and the frame may lie partly in fragments, as for [`VnicUlp::encap`].
+    /// and the frame may lie partly in fragments, as for [`VnicUlp::xmit`].
     fn vl_entropy(&self, skb: &SkBuffRef) -> (u8, u8);
 
     /// The interface's MAC address changed (by `ip link set address`).
-    fn mac_changed(&self, rtnl: &Rtnl, netdev: &VnicNetdevRef);
+    fn mac_changed(&self, rtnl: &Rtnl, netdev: &UlpNetdevRef);
 
     /// The interface's unicast or multicast address lists may have changed; `lists` reads
     /// them. Called under the netdev's address lock with bottom halves off (atomic context),
     /// with or without RTNL (`ndo_set_rx_mode`).
-    fn rx_mode_changed(&self, netdev: &VnicNetdevRef, lists: &AddrLists<'_>);
+    fn rx_mode_changed(&self, netdev: &UlpNetdevAtomic, lists: &AddrLists<'_>);
 }
 
-/// The ULP's state in the netdev (`rdma_netdev.clnt_priv`).
+/// The ULP's state in the netdev (`rdma_netdev.clnt_priv`), from registration until the
+/// netdev is released.
 struct Inner<T: VnicUlp> {
     ulp: T,
     /// The device's own operations, which ours call.
     hfi_ops: *const bindings::net_device_ops,
+    /// Keeps the device (whose driver made the netdev and frees it) until the netdev is
+    /// freed: dropped after the device's free operation.
+    _scope: DeviceScope,
 }
 
-/// A registered OPA VNIC netdev of the ULP `T`; unregistered and freed when dropped.
+/// A registered OPA VNIC netdev of the ULP `T`: the ULP's side of it.
+///
+/// Dropping it unregisters the netdev (`unregister_netdev()`, which takes RTNL: not with
+/// RTNL held) and frees it; [`UlpNetdev::unregister`] does the same under RTNL.
 ///
 /// # Invariants
 ///
 /// `netdev` was allocated by the device for `RDMA_NETDEV_OPA_VNIC` and is registered; its
-/// `rdma_netdev.clnt_priv` is `&*inner`, its `netdev_ops` are `T`'s trampolines and
-/// `inner.hfi_ops` the device's operations.
-pub struct VnicNetdev<T: VnicUlp> {
+/// `rdma_netdev.clnt_priv` is an `Inner<T>` (allocated with `KBox`) whose `hfi_ops` are the
+/// device's operations; its `netdev_ops` are `T`'s trampolines and its `priv_destructor` is
+/// [`UlpNetdev::release`], which frees the netdev and the `Inner<T>` once the netdev is
+/// unregistered and unused.
+pub struct UlpNetdev<T: VnicUlp> {
     netdev: NonNull<bindings::net_device>,
-    inner: Pin<KBox<Inner<T>>>,
-    /// Keeps the device (whose driver made the netdev and frees it) until the netdev is
-    /// freed; dropped after `Drop::drop`.
-    _scope: DeviceScope,
+    _ulp: PhantomData<Inner<T>>,
 }
 
 // SAFETY: The netdev may be unregistered from any thread; `T` is `Send + Sync`.
-unsafe impl<T: VnicUlp> Send for VnicNetdev<T> {}
-// SAFETY: `&VnicNetdev` gives `&T` and `&VnicNetdevRef`, both usable from any thread.
-unsafe impl<T: VnicUlp> Sync for VnicNetdev<T> {}
+unsafe impl<T: VnicUlp> Send for UlpNetdev<T> {}
+// SAFETY: `&UlpNetdev` gives `&T` and `&UlpNetdevRef`, both usable from any thread.
+unsafe impl<T: VnicUlp> Sync for UlpNetdev<T> {}
 
-impl<T: VnicUlp> VnicNetdev<T> {
+impl<T: VnicUlp> UlpNetdev<T> {
     /// Has `device` allocate a VNIC netdev on `port` (named `veth%d`), installs `ulp` and its
     /// operations, and registers it, carrier off and dormant.
     ///
@@ -132,10 +141,11 @@ impl<T: VnicUlp> VnicNetdev<T> {
         }
         // SAFETY: The device is registered; its ops table is constant while it is.
         let alloc = unsafe { (*device.as_raw()).ops.alloc_rdma_netdev }.ok_or(EOPNOTSUPP)?;
-        let inner = KBox::pin(
+        let mut inner = KBox::new(
             Inner {
                 ulp,
                 hfi_ops: core::ptr::null(),
+                _scope: device.clone(),
             },
             GFP_KERNEL,
         )?;
@@ -153,12 +163,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
         };
         let nd = NonNull::new(crate::error::from_err_ptr(nd)?).ok_or(ENOMEM)?;
         let raw = nd.as_ptr();
-        let mut inner = inner;
         // SAFETY: `raw` is the fresh, unregistered netdev; its private area starts with
-        // `struct rdma_netdev`. `inner` is pinned (only its address is taken, nothing moves)
-        // and the returned value keeps it until after the netdev is unregistered.
+        // `struct rdma_netdev`, whose `clnt_priv`, `hca` and `port_num` are the client's to
+        // fill (`include/rdma/ib_verbs.h`).
         let ret = unsafe {
-            let inner = Pin::get_unchecked_mut(inner.as_mut());
             inner.hfi_ops = (*raw).netdev_ops;
             let rn = bindings::netdev_priv(raw).cast::<bindings::rdma_netdev>();
             (*rn).clnt_priv = core::ptr::addr_of_mut!(*inner).cast::<c_void>();
@@ -170,14 +178,14 @@ impl<T: VnicUlp> VnicNetdev<T> {
                 raw,
                 bindings::netdev_priv_flags_IFF_LIVE_ADDR_CHANGE.into(),
             );
-            // The ULP writes its header into every frame (`SkBuffHead`): a sender that hands
+            // The ULP writes its header into every frame it is handed: a sender that hands
             // the same skb over and over (pktgen with `clone_skb`) must not be allowed, or the
             // frame would carry the previous header. `ether_setup` allowed it.
             bindings::netdev_clear_priv_flags(
                 raw,
                 bindings::netdev_priv_flags_IFF_TX_SKB_SHARING.into(),
             );
-            (*raw).hard_header_len += SKB_HEADROOM as u16;
+            (*raw).hard_header_len += T::HEADROOM;
             (*raw).dev.parent = (*device.as_raw()).__bindgen_anon_1.dev.parent;
             to_result(bindings::register_netdev(raw))
         };
@@ -187,35 +195,60 @@ impl<T: VnicUlp> VnicNetdev<T> {
             unsafe { free(raw) };
             return Err(e);
         }
-        // SAFETY: The netdev is registered.
+        // The `Inner<T>` is now the netdev's (`clnt_priv` points to it), freed by `release`.
+        let _ = KBox::into_raw(inner);
+        // SAFETY: The netdev is registered. Only this value unregisters it (it has no
+        // `rtnl_link_ops`, so no `ip link del` can), and the stack reads `priv_destructor`
+        // only once it is unregistered (`netdev_run_todo()`): it is set before any reader.
         unsafe {
+            (*raw).priv_destructor = Some(Self::release);
             bindings::netif_carrier_off(raw);
             bindings::netif_dormant_on(raw);
         }
+        // INVARIANT: The device allocated `nd` for `RDMA_NETDEV_OPA_VNIC`, and it is
+        // registered; `clnt_priv` is the `Inner<T>` (from `KBox`) whose `hfi_ops` were the
+        // netdev's operations, replaced by `T`'s; `priv_destructor` is `release`.
         Ok(Self {
             netdev: nd,
-            inner,
-            _scope: device.clone(),
+            _ulp: PhantomData,
         })
     }
 
     /// The netdev.
-    pub fn netdev(&self) -> &VnicNetdevRef {
-        // SAFETY: By the type invariant the netdev is registered while `self` lives.
-        unsafe { VnicNetdevRef::from_raw(self.netdev.as_ptr()) }
+    pub fn netdev(&self) -> &UlpNetdevRef {
+        // SAFETY: By the type invariant the netdev is registered, with `T`'s operations,
+        // while `self` lives.
+        unsafe { UlpNetdevRef::from_raw(self.netdev.as_ptr()) }
     }
 
     /// The ULP's state.
     pub fn ulp(&self) -> &T {
-        &self.inner.ulp
+        // SAFETY: The netdev is registered while `self` lives (type invariant), so `release`
+        // has not freed its `Inner<T>`.
+        unsafe { &Self::inner(self.netdev.as_ptr()).ulp }
+    }
+
+    /// Unregisters the netdev under RTNL (`unregister_netdevice()`), for a caller that holds
+    /// it: dropping a [`UlpNetdev`] takes RTNL itself. No operation of the netdev runs once
+    /// this returns; the netdev, the ULP's state `T` and the device's scope are freed when RTNL
+    /// is released and the netdev's last reference goes (`netdev_run_todo()`, in process
+    /// context), so `T`'s drop must not need RTNL's holder to go on first.
+    pub fn unregister(self, _rtnl: &Rtnl) {
+        let nd = self.netdev.as_ptr();
+        core::mem::forget(self);
+        // SAFETY: By the type invariant the netdev is registered; RTNL is held (as the token
+        // proves), as `unregister_netdevice_queue()` requires. The netdev is freed by
+        // `release` after RTNL is released, not here.
+        unsafe { bindings::unregister_netdevice_queue(nd, core::ptr::null_mut()) };
     }
 
     /// # Safety
     ///
-    /// `nd` is a netdev of this type (its operations are `T`'s trampolines).
+    /// `nd` is a netdev of this type (its operations are `T`'s trampolines) that has not been
+    /// released, and stays so for `'a`.
     unsafe fn inner<'a>(nd: *mut bindings::net_device) -> &'a Inner<T> {
-        // SAFETY: By the type invariant `clnt_priv` is the `Inner<T>`, alive while the netdev
-        // is registered, which it is while its operations run.
+        // SAFETY: By the type invariant `clnt_priv` is the `Inner<T>`, alive until the netdev
+        // is released, which the caller guarantees it is not during `'a`.
         // `netdev_priv()` is the address of `priv` (6.12): written out, as transmit calls
         // this for every frame.
         unsafe {
@@ -224,10 +257,36 @@ impl<T: VnicUlp> VnicNetdev<T> {
         }
     }
 
+    /// `priv_destructor`: frees the netdev and the ULP's state.
+    ///
+    /// # Safety
+    ///
+    /// Called by `netdev_run_todo()` only, for a netdev of this type that is unregistered and
+    /// whose last reference is gone (no operation runs or will run), once.
+    unsafe extern "C" fn release(nd: *mut bindings::net_device) {
+        // SAFETY: By the type invariant `clnt_priv` is the `Inner<T>` from `KBox`, which no
+        // one uses any more (the netdev is unregistered and unreferenced); taken back once.
+        let inner = unsafe {
+            let rn = bindings::netdev_priv(nd).cast::<bindings::rdma_netdev>();
+            KBox::from_raw((*rn).clnt_priv.cast::<Inner<T>>())
+        };
+        // SAFETY: The netdev is unregistered and unused. `free_netdev()` (which the device's
+        // free operation calls) is valid here: `netdev_unregister_kobject()` took a reference
+        // to the device that `netdev_run_todo()` drops only after this returns, so the
+        // `net_device` it reads afterwards (`needs_free_netdev`, false) is still allocated.
+        unsafe { free(nd) };
+        // The ULP's state, then the device's scope (the device's free operation ran).
+        drop(inner);
+    }
+
     /// The device's statistics of the netdev: the standard ones and the VNIC groups
     /// (`struct opa_vnic_stats`).
     pub fn stats(&self) -> VnicStats {
-        Self::device_stats(self.netdev.as_ptr(), &self.inner)
+        let nd = self.netdev.as_ptr();
+        // SAFETY: The netdev is registered while `self` lives (type invariant), so `release`
+        // has not freed its `Inner<T>`.
+        let inner = unsafe { Self::inner(nd) };
+        Self::device_stats(nd, inner)
     }
 }
 
@@ -246,14 +305,13 @@ unsafe fn free(nd: *mut bindings::net_device) {
     }
 }
 
-impl<T: VnicUlp> Drop for VnicNetdev<T> {
+impl<T: VnicUlp> Drop for UlpNetdev<T> {
     fn drop(&mut self) {
-        let nd = self.netdev.as_ptr();
-        // SAFETY: By the type invariant the netdev is registered; once unregistered no
-        // operation runs, so it can be freed; `inner` is freed after this, with `self`.
-        unsafe {
-            bindings::unregister_netdev(nd);
-            free(nd);
-        }
+        // SAFETY: By the type invariant the netdev is registered. `unregister_netdev()` takes
+        // RTNL (a caller holding it uses `unregister` instead) and, releasing it, runs
+        // `netdev_run_todo()`, which waits for the netdev's references and then frees it with
+        // `release` (our netdev was put on the todo list under that RTNL, so this
+        // `rtnl_unlock()` takes it).
+        unsafe { bindings::unregister_netdev(self.netdev.as_ptr()) };
     }
 }

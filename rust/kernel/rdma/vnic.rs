@@ -104,7 +104,7 @@ pub enum Xmit {
     Done,
     /// No room (`NETDEV_TX_BUSY`): the buffer goes back to the stack as the client gave it to
     /// the device, less the metadata and the 16B header, and the provider has stopped the
-    /// queue until room frees ([`VnicNetdev::stop_subqueue`]).
+    /// queue until room frees ([`ProviderNetdev::stop_subqueue`]).
     Busy(SkBuff),
 }
 
@@ -114,7 +114,9 @@ pub const MAX_TX_QUEUES: u32 = 16;
 /// The offset of the device's data in the private area of a VNIC netdev.
 const PRIV_OFFSET: usize = offset_of!(bindings::opa_vnic_rdma_netdev, dev_priv);
 
-/// A VNIC netdev of the provider `T`.
+/// An OPA VNIC netdev as the provider `T` that allocated it sees it: the device's side of the
+/// netdev, whose operations the ULP's call (the ULP's side is
+/// [`UlpNetdev`](super::netdev::UlpNetdev)).
 ///
 /// # Invariants
 ///
@@ -123,17 +125,17 @@ const PRIV_OFFSET: usize = offset_of!(bindings::opa_vnic_rdma_netdev, dev_priv);
 /// exist only while the netdev is allocated; counted ones ([`ARef`](crate::types::ARef)) hold
 /// a `dev_hold` reference, which `unregister_netdev` waits for.
 #[repr(transparent)]
-pub struct VnicNetdev<T: Provider>(Opaque<bindings::net_device>, PhantomData<T>);
+pub struct ProviderNetdev<T: Provider>(Opaque<bindings::net_device>, PhantomData<T>);
 
 // SAFETY: The netdev is used from any thread under the networking core's rules; the shared
 // data is `T::Vnic`, which is `Sync`.
-unsafe impl<T: Provider> Send for VnicNetdev<T> {}
+unsafe impl<T: Provider> Send for ProviderNetdev<T> {}
 // SAFETY: See above.
-unsafe impl<T: Provider> Sync for VnicNetdev<T> {}
+unsafe impl<T: Provider> Sync for ProviderNetdev<T> {}
 
 // SAFETY: `dev_hold` and `dev_put` keep the netdev's reference count, which
 // `unregister_netdev` waits for before the netdev can be freed.
-unsafe impl<T: Provider> AlwaysRefCounted for VnicNetdev<T> {
+unsafe impl<T: Provider> AlwaysRefCounted for ProviderNetdev<T> {
     fn inc_ref(&self) {
         // SAFETY: The netdev is alive (type invariant).
         unsafe { bindings::dev_hold(self.as_raw()) };
@@ -145,11 +147,12 @@ unsafe impl<T: Provider> AlwaysRefCounted for VnicNetdev<T> {
     }
 }
 
-impl<T: Provider> VnicNetdev<T> {
+impl<T: Provider> ProviderNetdev<T> {
     /// # Safety
     ///
     /// `nd` must be a VNIC netdev of `T` (see the type invariant), alive for `'a`.
     unsafe fn from_raw<'a>(nd: *mut bindings::net_device) -> &'a Self {
+        // INVARIANT: The caller guarantees it.
         // SAFETY: `Self` is a transparent wrapper of `net_device`; the caller guarantees the
         // rest.
         unsafe { &*nd.cast::<Self>() }
@@ -188,8 +191,9 @@ impl<T: Provider> VnicNetdev<T> {
 
     /// The MTU.
     pub fn mtu(&self) -> u32 {
-        // SAFETY: The netdev is alive; `READ_ONCE` semantics are not needed for a statistic
-        // check, and a torn read is impossible for an aligned `u32`.
+        // SAFETY: The netdev is alive. `mtu` changes under RTNL, which the caller may not hold:
+        // read once (`READ_ONCE()`), as the stack's lockless readers do (`__dev_set_mtu()`
+        // writes it with `WRITE_ONCE()`); the value may be stale by the time it is used.
         unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.as_raw()).mtu)) }
     }
 
@@ -212,7 +216,7 @@ impl<T: Provider> VnicNetdev<T> {
     }
 
     /// Stops the transmit queue `queue` (`netif_stop_subqueue()`): the stack sends it nothing
-    /// until [`VnicNetdev::wake_subqueue`]. Ignored for a queue the netdev does not have.
+    /// until [`ProviderNetdev::wake_subqueue`]. Ignored for a queue the netdev does not have.
     pub fn stop_subqueue(&self, queue: u16) {
         if self.has_tx_queue(queue) {
             // SAFETY: The netdev is alive and has the queue.

@@ -8,7 +8,7 @@ use crate::{
     pkey,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use kernel::rdma::vnic::VnicNetdev;
+use kernel::rdma::vnic::ProviderNetdev;
 use kernel::{
     c_str, new_irq_spinlock,
     prelude::*,
@@ -165,7 +165,7 @@ pub(crate) struct Port {
     qps: IrqSpinLock<[Option<ARef<Qp<Hfi>>>; 2]>,
     /// The open VNIC netdevs of the port, by vesw id.
     #[pin]
-    vnics: IrqSpinLock<[Option<(u16, ARef<VnicNetdev<Hfi>>)>; MAX_VNICS]>,
+    vnics: IrqSpinLock<[Option<(u16, ARef<ProviderNetdev<Hfi>>)>; MAX_VNICS]>,
     /// The port's SC-to-VL send table, which the HFI checks every VNIC packet against.
     #[pin]
     sc2vl: IrqSpinLock<[u8; NUM_SC]>,
@@ -306,7 +306,7 @@ impl Port {
 
     /// Makes `nd` the receiver of the VNIC packets of vesw `id` on this port: `EBUSY` if the
     /// vesw has one already, `ENOSPC` if the port has [`MAX_VNICS`].
-    pub(crate) fn attach_vnic(&self, id: u16, nd: &VnicNetdev<Hfi>) -> Result {
+    pub(crate) fn attach_vnic(&self, id: u16, nd: &ProviderNetdev<Hfi>) -> Result {
         let mut v = self.vnics.lock();
         if v.iter().flatten().any(|(i, _)| *i == id) {
             return Err(EBUSY);
@@ -317,7 +317,7 @@ impl Port {
     }
 
     /// Removes `nd` from the VNIC receivers.
-    pub(crate) fn detach_vnic(&self, nd: &VnicNetdev<Hfi>) {
+    pub(crate) fn detach_vnic(&self, nd: &ProviderNetdev<Hfi>) {
         let mut old = None;
         {
             let mut v = self.vnics.lock();
@@ -331,7 +331,7 @@ impl Port {
     }
 
     /// The VNIC netdev of vesw `id`.
-    pub(crate) fn vnic(&self, id: u16) -> Option<ARef<VnicNetdev<Hfi>>> {
+    pub(crate) fn vnic(&self, id: u16) -> Option<ARef<ProviderNetdev<Hfi>>> {
         let v = self.vnics.lock();
         v.iter()
             .flatten()
@@ -340,7 +340,7 @@ impl Port {
     }
 
     /// The first VNIC netdev of the port.
-    pub(crate) fn first_vnic(&self) -> Option<ARef<VnicNetdev<Hfi>>> {
+    pub(crate) fn first_vnic(&self) -> Option<ARef<ProviderNetdev<Hfi>>> {
         let v = self.vnics.lock();
         v.iter().flatten().next().map(|(_, n)| n.clone())
     }

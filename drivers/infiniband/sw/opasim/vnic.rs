@@ -32,7 +32,7 @@ use kernel::{
     rdma::{
         provider::ProviderDevice,
         vnic::{
-            SkbMetadata, VnicFeatures, VnicNetdev, VnicOps, Xmit, SKB_MDATA_ENCAP_ERR,
+            ProviderNetdev, SkbMetadata, VnicFeatures, VnicOps, Xmit, SKB_MDATA_ENCAP_ERR,
             SKB_MDATA_LEN,
         },
     },
@@ -119,33 +119,33 @@ impl VnicOps<Hfi> for HfiVnic {
         crate::vnic_tx_queues.get()
     }
 
-    fn set_id(nd: &VnicNetdev<Hfi>, id: i32) {
+    fn set_id(nd: &ProviderNetdev<Hfi>, id: i32) {
         set_id(nd, id)
     }
 
-    fn open(nd: &VnicNetdev<Hfi>) -> Result {
+    fn open(nd: &ProviderNetdev<Hfi>) -> Result {
         open(nd)
     }
 
-    fn stop(nd: &VnicNetdev<Hfi>) {
+    fn stop(nd: &ProviderNetdev<Hfi>) {
         stop(nd)
     }
 
-    fn xmit(nd: &VnicNetdev<Hfi>, skb: SkBuff) -> Xmit {
+    fn xmit(nd: &ProviderNetdev<Hfi>, skb: SkBuff) -> Xmit {
         xmit(nd, skb)
     }
 
-    fn select_queue(nd: &VnicNetdev<Hfi>, meta: &SkbMetadata) -> u16 {
+    fn select_queue(nd: &ProviderNetdev<Hfi>, meta: &SkbMetadata) -> u16 {
         select_queue(meta, nd.data().queues)
     }
 
-    fn stats(nd: &VnicNetdev<Hfi>, out: &mut bindings::opa_vnic_stats) {
+    fn stats(nd: &ProviderNetdev<Hfi>, out: &mut bindings::opa_vnic_stats) {
         vnic_stats::stats(nd, out)
     }
 }
 
 /// Binds the netdev to its port under its vesw id (which must be set).
-fn up(nd: &VnicNetdev<Hfi>, b: &mut Binding) -> Result {
+fn up(nd: &ProviderNetdev<Hfi>, b: &mut Binding) -> Result {
     if b.vesw_id == 0 {
         return Err(EINVAL);
     }
@@ -158,7 +158,7 @@ fn up(nd: &VnicNetdev<Hfi>, b: &mut Binding) -> Result {
 }
 
 /// Unbinds the netdev from its port, if bound.
-fn down(nd: &VnicNetdev<Hfi>, b: &mut Binding) {
+fn down(nd: &ProviderNetdev<Hfi>, b: &mut Binding) {
     if core::mem::take(&mut b.up) {
         let v = nd.data();
         v.port.detach_vnic(nd);
@@ -171,17 +171,17 @@ fn down(nd: &VnicNetdev<Hfi>, b: &mut Binding) {
 }
 
 /// `ndo_open`.
-pub(crate) fn open(nd: &VnicNetdev<Hfi>) -> Result {
+pub(crate) fn open(nd: &ProviderNetdev<Hfi>) -> Result {
     up(nd, &mut nd.data().binding.lock())
 }
 
 /// `ndo_stop`.
-pub(crate) fn stop(nd: &VnicNetdev<Hfi>) {
+pub(crate) fn stop(nd: &ProviderNetdev<Hfi>) {
     down(nd, &mut nd.data().binding.lock());
 }
 
 /// `rn.set_id`: a new vesw id; an open netdev is reopened with it, as hfi1 does.
-pub(crate) fn set_id(nd: &VnicNetdev<Hfi>, id: i32) {
+pub(crate) fn set_id(nd: &ProviderNetdev<Hfi>, id: i32) {
     let id = (id as u32) & u32::from(hdr16b::VESW_ID_MASK);
     let mut b = nd.data().binding.lock();
     if b.vesw_id == id {
@@ -215,7 +215,7 @@ impl TxCount {
 }
 
 /// `ndo_start_xmit` (`hfi1_netdev_start_xmit()`).
-pub(crate) fn xmit(nd: &VnicNetdev<Hfi>, mut skb: SkBuff) -> Xmit {
+pub(crate) fn xmit(nd: &ProviderNetdev<Hfi>, mut skb: SkBuff) -> Xmit {
     let v = nd.data();
     let s = &v.stats;
     let q = skb.queue_mapping();
@@ -389,7 +389,7 @@ pub(crate) fn receive(port: &Port, wire: &[u8]) {
 
 /// `hfi1_vnic_bypass_rcv()` in the NAPI poll `ctx` of `nd`: the state check, decapsulation,
 /// the length checks and counters, and the frame to GRO.
-pub(crate) fn deliver(nd: &VnicNetdev<Hfi>, ctx: &NapiCtx<'_>, wire: &[u8]) {
+pub(crate) fn deliver(nd: &ProviderNetdev<Hfi>, ctx: &NapiCtx<'_>, wire: &[u8]) {
     let s = &nd.data().stats;
     if !nd.oper_up() {
         Counters::inc(&s.rx_drop_state);

@@ -21,7 +21,7 @@ use kernel::{
     },
     new_irq_spinlock, new_work,
     prelude::*,
-    rdma::vnic::VnicNetdev,
+    rdma::vnic::ProviderNetdev,
     sync::{Arc, IrqSpinLock},
     types::ARef,
     workqueue::{Queue, Work, WorkItem},
@@ -62,7 +62,7 @@ struct Ring {
 
 struct State {
     /// The netdev while it is up (its NAPI context delivers to it).
-    netdev: Option<ARef<VnicNetdev<Hfi>>>,
+    netdev: Option<ARef<ProviderNetdev<Hfi>>>,
     rings: KVec<Ring>,
     rx: Fifo<KVec<u8>>,
 }
@@ -139,7 +139,7 @@ impl VnicDma {
     }
 
     /// The netdev went up: the poll delivers to it.
-    pub(crate) fn attach(&self, nd: &VnicNetdev<Hfi>) {
+    pub(crate) fn attach(&self, nd: &ProviderNetdev<Hfi>) {
         let old = {
             let mut st = self.state.lock();
             for r in st.rings.iter_mut() {
@@ -196,7 +196,7 @@ impl VnicDma {
         st.rx.push(wire)
     }
 
-    fn pop_tx(&self) -> Option<(ARef<VnicNetdev<Hfi>>, u16, TxReq)> {
+    fn pop_tx(&self) -> Option<(ARef<ProviderNetdev<Hfi>>, u16, TxReq)> {
         let mut st = self.state.lock();
         let nd = st.netdev.clone()?;
         let (q, ring) = st
@@ -228,14 +228,14 @@ impl VnicDma {
         false
     }
 
-    fn pop_rx(&self) -> Option<(ARef<VnicNetdev<Hfi>>, KVec<u8>)> {
+    fn pop_rx(&self) -> Option<(ARef<ProviderNetdev<Hfi>>, KVec<u8>)> {
         let mut st = self.state.lock();
         let nd = st.netdev.clone()?;
         Some((nd, st.rx.pop()?))
     }
 
     /// Sends a posted packet (the DMA completes), then frees its descriptors.
-    fn complete(&self, nd: &VnicNetdev<Hfi>, q: u16, req: TxReq, wake: bool) {
+    fn complete(&self, nd: &ProviderNetdev<Hfi>, q: u16, req: TxReq, wake: bool) {
         let v = nd.data();
         Counters::inc(&v.port.sdma.completed);
         match vnic::dma_send(v, req.vl, &req.skb) {

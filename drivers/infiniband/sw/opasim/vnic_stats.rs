@@ -4,7 +4,7 @@
 
 use crate::{hfi::Hfi, port::Counters};
 use core::sync::atomic::AtomicU64;
-use kernel::{bindings, rdma::vnic::VnicNetdev};
+use kernel::{bindings, rdma::vnic::ProviderNetdev};
 
 /// `ETH_FCS_LEN`: hfi1 counts the FCS in the byte counters.
 pub(crate) const ETH_FCS_LEN: u64 = 4;
@@ -113,7 +113,7 @@ pub(crate) struct VnicCounters {
 }
 
 /// `ndo_get_stats64`: hfi1's sums (one queue each way).
-pub(crate) fn stats(nd: &VnicNetdev<Hfi>, out: &mut bindings::opa_vnic_stats) {
+pub(crate) fn stats(nd: &ProviderNetdev<Hfi>, out: &mut bindings::opa_vnic_stats) {
     let s = &nd.data().stats;
     let g = Counters::get;
     let n = &mut out.netstats;

@@ -19,7 +19,7 @@ use kernel::{
     prelude::*,
     rdma::{
         mad::Agent,
-        netdev::{AddrList, VnicNetdev},
+        netdev::{AddrList, UlpNetdev},
         scope::DeviceScope,
     },
     sync::{Arc, IrqSpinLock},
@@ -29,7 +29,7 @@ use kernel::{
 pub(crate) struct Vport {
     pub(crate) num: u8,
     pub(crate) shared: Arc<VportShared>,
-    pub(crate) netdev: VnicNetdev<VportUlp>,
+    pub(crate) netdev: UlpNetdev<VportUlp>,
     /// The base MAC the EM set last, given to the interface.
     pub(crate) vema_mac: [u8; 6],
     /// The MAC table, as the agent last published it for transmit; the agent reads it here.
@@ -78,7 +78,7 @@ impl Backend<'_> {
     fn new_vport(&self, num: u8) -> Result<Vport> {
         let shared = VportShared::new()?;
         let agent = self.agent.clone();
-        let netdev = VnicNetdev::new(
+        let netdev = UlpNetdev::new(
             self.device,
             self.state.port,
             VportUlp {
@@ -87,17 +87,22 @@ impl Backend<'_> {
                 num,
             },
         )?;
-        pr_info!(
-            "{}: port {} vport {}: {}\n",
-            self.device.name(),
-            self.state.port,
-            num,
-            netdev.netdev().name()
-        );
+        // The name and the MAC change under RTNL (`ip link set`).
+        let vema_mac = {
+            let rtnl = Rtnl::lock();
+            pr_info!(
+                "{}: port {} vport {}: {}\n",
+                self.device.name(),
+                self.state.port,
+                num,
+                netdev.netdev().name(&rtnl)
+            );
+            netdev.netdev().mac(&rtnl)
+        };
         Ok(Vport {
             num,
             shared,
-            vema_mac: netdev.netdev().mac(),
+            vema_mac,
             netdev,
             macs: None,
         })
@@ -168,20 +173,21 @@ impl VportBackend for Backend<'_> {
             );
         }
         let netdev = v.netdev.netdev();
-        {
-            // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
-            // serialises only the MAC, with its adapter lock).
-            let rtnl = Rtnl::lock();
-            if now.vport.base_mac_addr != v.vema_mac {
-                netdev.set_mac(&rtnl, &now.vport.base_mac_addr);
-                v.vema_mac = now.vport.base_mac_addr;
-            }
-            // The C driver takes any eth_mtu; above ETH_MTU_MAX frames no longer fit the 16B
-            // length field.
-            netdev.set_max_mtu(&rtnl, u32::from(now.vesw.eth_mtu.min(ETH_MTU_MAX)));
+        // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
+        // serialises only the MAC, with its adapter lock); the state follows `IFF_UP` as it
+        // is under RTNL, which open and stop change and report under RTNL too.
+        let rtnl = Rtnl::lock();
+        if now.vport.base_mac_addr != v.vema_mac {
+            netdev.set_mac(&rtnl, &now.vport.base_mac_addr);
+            v.vema_mac = now.vport.base_mac_addr;
         }
+        // The C driver takes any eth_mtu; above ETH_MTU_MAX frames no longer fit the 16B
+        // length field.
+        netdev.set_max_mtu(&rtnl, u32::from(now.vesw.eth_mtu.min(ETH_MTU_MAX)));
+        // Under RTNL too: the device's `set_id` may reopen the netdev (hfi1 takes the vport's
+        // mutex, which its open takes under RTNL: the same order).
         netdev.set_vesw_id(now.vesw.vesw_id);
-        v.shared.update_state(netdev, netdev.is_up());
+        v.shared.update_state(netdev, netdev.is_up(&rtnl));
     }
 
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {

@@ -3,7 +3,7 @@
 //! A virtual Ethernet switch port's netdev side: what transmit reads per packet, the netdev
 //! callbacks of the driver, and the vport's traps to the EM.
 
-use crate::encap::encap_skb;
+use crate::encap::{xmit_skb, SKB_HEADROOM};
 use crate::mac_table::{MacIndex, MacSlot};
 use crate::vema_port::VemaPort;
 use crate::vport_stats::ETHTOOL_STATS;
@@ -25,13 +25,13 @@ use kernel::{
     c_str,
     net::{
         rtnl::Rtnl,
-        skbuff::{SkBuffHead, SkBuffRef},
+        skbuff::{SkBuff, SkBuffRef},
     },
     new_irq_spinlock,
     prelude::*,
     rdma::{
         mad::{Agent, Dest},
-        netdev::{AddrList, AddrLists, EthtoolStat, VnicNetdevRef, VnicUlp},
+        netdev::{AddrList, AddrLists, EthtoolStat, UlpNetdevAtomic, UlpNetdevRef, VnicUlp},
     },
     sync::{
         rcu::{Rcu, ReadSide},
@@ -166,7 +166,7 @@ impl VportShared {
 
     /// Oper state and link status follow the configured state and the interface's; the
     /// netdev is dormant unless configured forwarding (`opa_vnic_update_state()`).
-    pub(crate) fn update_state(&self, netdev: &VnicNetdevRef, up: bool) {
+    pub(crate) fn update_state(&self, netdev: &UlpNetdevAtomic, up: bool) {
         let forwarding = {
             let mut st = self.state.lock();
             st.info.vport.update_state(up);
@@ -273,22 +273,30 @@ impl VportUlp {
 impl VnicUlp for VportUlp {
     const DRIVER_NAME: &'static CStr = c_str!("opa_vnic_rs");
     const ETHTOOL_STATS: &'static [EthtoolStat] = ETHTOOL_STATS;
+    const HEADROOM: u16 = SKB_HEADROOM;
 
-    fn opened(&self, _rtnl: &Rtnl, netdev: &VnicNetdevRef) {
+    fn opened(&self, _rtnl: &Rtnl, netdev: &UlpNetdevRef) {
         self.shared.update_state(netdev, true);
         self.report(TRAP_ETH_LINK_STATUS_CHANGE);
     }
 
-    fn stopped(&self, _rtnl: &Rtnl, netdev: &VnicNetdevRef) {
+    fn stopped(&self, _rtnl: &Rtnl, netdev: &UlpNetdevRef) {
         self.shared.update_state(netdev, false);
         self.report(TRAP_ETH_LINK_STATUS_CHANGE);
     }
 
-    // Inlined into the netdev's transmit, which only calls it.
+    // Inlined into the netdev's transmit, which only calls it. A frame that cannot be
+    // padded, given a head of its own or encapsulated is dropped and counted.
     #[inline(always)]
-    fn encap(&self, skb: &mut SkBuffHead, rcu: &ReadSide) -> Result {
+    fn xmit(&self, netdev: &UlpNetdevAtomic, skb: SkBuff, rcu: &ReadSide) -> Option<SkBuff> {
         let snap = self.shared.tx.read(rcu);
-        encap_skb(&snap.plan, |mac| snap.lookup(mac), skb)
+        match xmit_skb(&snap.plan, |mac| snap.lookup(mac), skb) {
+            Ok(skb) => Some(skb),
+            Err(_) => {
+                netdev.count_tx_dropped();
+                None
+            }
+        }
     }
 
     // Inlined into the netdev's queue selection, which only calls it.
@@ -316,7 +324,7 @@ impl VnicUlp for VportUlp {
         (self.shared.vl.get(&dmac, tci), entropy)
     }
 
-    fn mac_changed(&self, _rtnl: &Rtnl, _netdev: &VnicNetdevRef) {
+    fn mac_changed(&self, _rtnl: &Rtnl, _netdev: &UlpNetdevRef) {
         {
             let mut st = self.shared.state.lock();
             let count = &mut st.info.vport.uc_macs_gen_count;
@@ -327,7 +335,7 @@ impl VnicUlp for VportUlp {
 
     /// `opa_vnic_set_rx_mode()`: each list's generation count goes up, and a list whose
     /// checksum changed is reported.
-    fn rx_mode_changed(&self, _netdev: &VnicNetdevRef, lists: &AddrLists<'_>) {
+    fn rx_mode_changed(&self, _netdev: &UlpNetdevAtomic, lists: &AddrLists<'_>) {
         let uc = list_crc(lists, AddrList::Unicast);
         let mc = list_crc(lists, AddrList::Multicast);
         let (uc_changed, mc_changed) = {

@@ -2,7 +2,7 @@
 
 //! The address lists of a VNIC netdev, read under the locks that protect them.
 
-use super::VnicNetdevRef;
+use super::UlpNetdevAtomic;
 use crate::bindings;
 
 /// The address lists of a netdev that its address lock protects.
@@ -21,7 +21,7 @@ pub enum AddrList {
 /// `netdev` is valid for `'a`, and the netdev's address lock (`netif_addr_lock_bh()`), which
 /// protects the unicast and multicast lists, is held for as long as `&AddrLists` is live.
 pub struct AddrLists<'a> {
-    pub(super) netdev: &'a VnicNetdevRef,
+    pub(super) netdev: &'a UlpNetdevAtomic,
 }
 
 impl AddrLists<'_> {

@@ -2,11 +2,11 @@
 
 //! The `ethtool_ops` of a VNIC netdev: driver information and the device's statistics.
 
-use super::{VnicNetdev, VnicUlp};
+use super::{UlpNetdev, VnicUlp};
 use crate::{bindings, str::CStr};
 use core::ffi::c_int;
 
-impl<T: VnicUlp> VnicNetdev<T> {
+impl<T: VnicUlp> UlpNetdev<T> {
     pub(super) const ETHTOOL_OPS: bindings::ethtool_ops = bindings::ethtool_ops {
         get_drvinfo: Some(Self::get_drvinfo),
         get_link: Some(bindings::ethtool_op_get_link),

@@ -1,25 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A VNIC netdev as the ULP's callbacks and the ULP's agent use it.
+//! A VNIC netdev as the ULP's callbacks and the ULP's agent use it, by context: what atomic
+//! context may use ([`UlpNetdevAtomic`]) and what process context may use besides
+//! ([`UlpNetdevRef`]).
 
 use super::addr_lists::{for_each_hw_addr, AddrLists};
 use crate::{bindings, net::rtnl::Rtnl, str::CStr, types::Opaque};
-use core::ffi::{c_int, c_void};
+use core::{
+    ffi::{c_int, c_void},
+    ops::Deref,
+};
 
-/// A VNIC netdev as the ULP's callbacks see it.
+/// A VNIC netdev of a ULP as the callbacks that may run in atomic context see it
+/// ([`VnicUlp::xmit`](super::VnicUlp::xmit),
+/// [`VnicUlp::rx_mode_changed`](super::VnicUlp::rx_mode_changed)): nothing it offers sleeps
+/// or takes the netdev's address lock (which `ndo_set_rx_mode` runs under).
 ///
 /// # Invariants
 ///
-/// `self.0` is a registered netdev allocated by an OPA device for `RDMA_NETDEV_OPA_VNIC`.
+/// `self.0` is a netdev allocated by an OPA device for `RDMA_NETDEV_OPA_VNIC`, whose
+/// operations are a ULP's ([`UlpNetdev`](super::UlpNetdev)), and which is not freed while the
+/// reference lives.
 #[repr(transparent)]
-pub struct VnicNetdevRef(Opaque<bindings::net_device>);
+pub struct UlpNetdevAtomic(Opaque<bindings::net_device>);
 
-impl VnicNetdevRef {
+impl UlpNetdevAtomic {
     /// # Safety
     ///
     /// `ptr` is valid as the type invariant says for `'a`.
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
-        // SAFETY: `Self` is a transparent wrapper, and the caller guarantees validity.
+        // INVARIANT: The caller guarantees it.
+        // SAFETY: `Self` is a transparent wrapper of `net_device`, valid for `'a` as the caller
+        // guarantees.
         unsafe { &*ptr.cast::<Self>() }
     }
 
@@ -27,30 +39,11 @@ impl VnicNetdevRef {
         self.0.get()
     }
 
-    /// The interface's name.
-    pub fn name(&self) -> &CStr {
-        // SAFETY: A registered netdev's name is a NUL-terminated string that changes only under
-        // RTNL, by copying a whole new name.
-        unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
-    }
-
-    /// The interface's MAC address.
-    pub fn mac(&self) -> [u8; 6] {
-        let mut mac = [0u8; 6];
-        // SAFETY: `dev_addr` of an Ethernet netdev holds at least 6 bytes.
-        unsafe { core::ptr::copy_nonoverlapping((*self.as_raw()).dev_addr, mac.as_mut_ptr(), 6) };
-        mac
-    }
-
-    /// Whether the interface is administratively up (`IFF_UP`).
-    pub fn is_up(&self) -> bool {
-        // SAFETY: Reading the flags of a valid netdev.
-        unsafe { (*self.as_raw()).flags & bindings::net_device_flags_IFF_UP != 0 }
-    }
-
-    /// Sets or clears the dormant state (`netif_dormant_on/off()`).
+    /// Sets or clears the dormant state (`netif_dormant_on/off()`, which set a bit atomically
+    /// and queue a link event under a spinlock: any context).
     pub fn set_dormant(&self, dormant: bool) {
-        // SAFETY: The netdev is valid and registered.
+        // SAFETY: The netdev is valid (type invariant); the functions may be called in any
+        // context.
         unsafe {
             if dormant {
                 bindings::netif_dormant_on(self.as_raw())
@@ -60,9 +53,11 @@ impl VnicNetdevRef {
         }
     }
 
-    /// Turns the carrier on or off (`netif_carrier_on/off()`).
+    /// Turns the carrier on or off (`netif_carrier_on/off()`, which set a bit atomically and
+    /// queue a link event under a spinlock: any context).
     pub fn set_carrier(&self, on: bool) {
-        // SAFETY: The netdev is valid and registered.
+        // SAFETY: The netdev is valid (type invariant); the functions may be called in any
+        // context.
         unsafe {
             if on {
                 bindings::netif_carrier_on(self.as_raw())
@@ -72,13 +67,87 @@ impl VnicNetdevRef {
         }
     }
 
+    /// Counts a transmitted frame the ULP dropped (`dev_core_stats_tx_dropped_inc()`, a per-CPU
+    /// counter: any context).
+    pub fn count_tx_dropped(&self) {
+        // SAFETY: The netdev is valid (type invariant); the function may be called in any
+        // context (it allocates the per-CPU counters with `GFP_ATOMIC` on first use).
+        unsafe { bindings::dev_core_stats_tx_dropped_inc(self.as_raw()) };
+    }
+}
+
+/// A VNIC netdev of a ULP as process context sees it: the callbacks that run under RTNL and
+/// the owner of the netdev ([`UlpNetdev::netdev`](super::UlpNetdev::netdev)). It offers what
+/// may sleep or take the address lock, and all that [`UlpNetdevAtomic`] offers.
+///
+/// # Invariants
+///
+/// As [`UlpNetdevAtomic`]'s; and the holder is in process context, not holding the netdev's
+/// address lock.
+#[repr(transparent)]
+pub struct UlpNetdevRef(UlpNetdevAtomic);
+
+impl Deref for UlpNetdevRef {
+    type Target = UlpNetdevAtomic;
+
+    fn deref(&self) -> &UlpNetdevAtomic {
+        &self.0
+    }
+}
+
+impl UlpNetdevRef {
+    /// # Safety
+    ///
+    /// `ptr` is valid as the type invariant says for `'a`, and the caller is in process
+    /// context, not holding the netdev's address lock.
+    pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // INVARIANT: The caller guarantees it.
+        // SAFETY: `Self` is a transparent wrapper of `UlpNetdevAtomic`, itself one of
+        // `net_device`, valid for `'a` as the caller guarantees.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// The interface's name. It changes only under RTNL (`dev_change_name()` asserts it holds
+    /// RTNL, and registration names the netdev under RTNL), which the token proves is held for
+    /// as long as the name is borrowed.
+    pub fn name<'a>(&'a self, _rtnl: &'a Rtnl) -> &'a CStr {
+        // SAFETY: The netdev is valid (type invariant); its name is a NUL-terminated string
+        // that no one writes while RTNL is held, for the borrow of the token.
+        unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
+    }
+
+    /// The interface's MAC address. Written only under RTNL (`dev_set_mac_address()` and
+    /// `eth_commit_mac_addr_change()` are called under it: `ndo_set_mac_address`, and
+    /// [`UlpNetdevRef::set_mac`]), which the token proves is held.
+    pub fn mac(&self, _rtnl: &Rtnl) -> [u8; 6] {
+        let mut mac = [0u8; 6];
+        // SAFETY: `dev_addr` of an Ethernet netdev holds at least 6 bytes, which no one writes
+        // while RTNL is held.
+        unsafe { core::ptr::copy_nonoverlapping((*self.as_raw()).dev_addr, mac.as_mut_ptr(), 6) };
+        mac
+    }
+
+    /// Whether the interface is administratively up (`IFF_UP`). `IFF_UP` changes only under
+    /// RTNL (`__dev_open()` and `__dev_close_many()` assert it), held as the token proves, so
+    /// the answer holds until RTNL is released.
+    pub fn is_up(&self, _rtnl: &Rtnl) -> bool {
+        // SAFETY: The netdev is valid; its `flags` are written under RTNL (`__dev_open()`,
+        // `__dev_close_many()`, `__dev_change_flags()` and `__dev_set_promiscuity()` assert
+        // it), which is held: no write races the read. Read once, as `dev_get_flags()` reads
+        // it (`READ_ONCE()`).
+        let flags =
+            unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.as_raw()).flags)) };
+        flags & bindings::net_device_flags_IFF_UP != 0
+    }
+
     /// Sets the MAC address (`eth_commit_mac_addr_change()`) and tells the stack
     /// (`NETDEV_CHANGEADDR`), as a change through `ip link set address` would, but without
     /// calling the driver's own `ndo_set_mac_address`.
     pub fn set_mac(&self, _rtnl: &Rtnl, mac: &[u8; 6]) {
         let mut sa = SockAddr::new(mac);
         // SAFETY: The netdev is valid; `sa` is laid out as a `struct sockaddr` with the address;
-        // RTNL (held, as the token proves) serialises with the stack's address changes.
+        // RTNL (held, as the token proves) serialises with the stack's address changes, and
+        // `call_netdevice_notifiers()` requires it.
         unsafe {
             bindings::eth_commit_mac_addr_change(self.as_raw(), sa.as_mut_ptr());
             bindings::call_netdevice_notifiers(
@@ -91,7 +160,8 @@ impl VnicNetdevRef {
     /// Sets the largest MTU, shrinking the current one to it if larger.
     pub fn set_max_mtu(&self, _rtnl: &Rtnl, max: u32) {
         // SAFETY: The netdev is valid; RTNL (held, as the token proves) serialises with the
-        // stack's MTU changes.
+        // stack's MTU changes, and `dev_set_mtu()` requires it (process context: type
+        // invariant).
         unsafe {
             let nd = self.as_raw();
             (*nd).max_mtu = max.max((*nd).min_mtu);
@@ -110,28 +180,31 @@ impl VnicNetdevRef {
     }
 
     /// The ULP part of the netdev's private area.
-    pub(super) fn rdma_netdev(&self) -> *mut bindings::rdma_netdev {
+    fn rdma_netdev(&self) -> *mut bindings::rdma_netdev {
         // SAFETY: The private area of an OPA VNIC netdev starts with `struct rdma_netdev`.
         unsafe { bindings::netdev_priv(self.as_raw()).cast::<bindings::rdma_netdev>() }
     }
 
     /// Calls `f` with the netdev's unicast and multicast lists, taking its address lock for
-    /// it. Not from [`VnicUlp::rx_mode_changed`], which holds that lock already and is given
-    /// the lists.
+    /// it. ([`VnicUlp::rx_mode_changed`](super::VnicUlp::rx_mode_changed), which holds that
+    /// lock already, is given the lists and no [`UlpNetdevRef`].)
     pub fn with_addr_lists<R>(&self, f: impl FnOnce(&AddrLists<'_>) -> R) -> R {
-        // SAFETY: The netdev is valid.
+        // SAFETY: The netdev is valid, and the caller does not hold its address lock (type
+        // invariant), so taking it cannot deadlock.
         unsafe { bindings::netif_addr_lock_bh(self.as_raw()) };
         // INVARIANT: The address lock is held until `f` returns.
-        let r = f(&AddrLists { netdev: self });
+        let r = f(&AddrLists { netdev: &self.0 });
         // SAFETY: Taken above.
         unsafe { bindings::netif_addr_unlock_bh(self.as_raw()) };
         r
     }
 
     /// Binds the netdev to a virtual Ethernet switch: received packets with this vesw id
-    /// come to it (`rdma_netdev.set_id`).
+    /// come to it (`rdma_netdev.set_id`). May sleep: hfi1's `hfi1_vnic_set_vesw_id()` takes
+    /// the vport's mutex and may reopen the netdev.
     pub fn set_vesw_id(&self, id: u16) {
-        // SAFETY: The device filled in `set_id` when it allocated the netdev.
+        // SAFETY: The device filled in `set_id` when it allocated the netdev; it is called in
+        // process context (type invariant), as it may sleep.
         unsafe {
             if let Some(set_id) = (*self.rdma_netdev()).set_id {
                 set_id(self.as_raw(), c_int::from(id));

@@ -3,8 +3,8 @@
 //! The `net_device_ops` of a VNIC netdev: the ULP's operations around the device's.
 
 use super::{
-    netdev_ref::SockAddr, AddrLists, Inner, VnicNetdev, VnicNetdevRef, VnicStats, VnicUlp,
-    ETH_ZLEN, MDATA_LEN, SKB_HEADROOM,
+    netdev_ref::SockAddr, AddrLists, Inner, UlpNetdev, UlpNetdevAtomic, UlpNetdevRef, VnicStats,
+    VnicUlp,
 };
 use crate::{
     bindings,
@@ -12,6 +12,7 @@ use crate::{
         rtnl::Rtnl,
         skbuff::{SkBuff, SkBuffRef},
     },
+    rdma::vnic::SKB_MDATA_LEN,
     sync::rcu::ReadSide,
 };
 use core::{
@@ -19,7 +20,11 @@ use core::{
     ptr::NonNull,
 };
 
-impl<T: VnicUlp> VnicNetdev<T> {
+// The metadata written in front of a frame is `struct opa_vnic_skb_mdata`, whose length the
+// device reads off (`OPA_VNIC_SKB_MDATA_LEN`).
+const _: () = assert!(core::mem::size_of::<bindings::opa_vnic_skb_mdata>() == SKB_MDATA_LEN);
+
+impl<T: VnicUlp> UlpNetdev<T> {
     pub(super) const OPS: bindings::net_device_ops = bindings::net_device_ops {
         ndo_open: Some(Self::open),
         ndo_stop: Some(Self::stop),
@@ -42,8 +47,9 @@ impl<T: VnicUlp> VnicNetdev<T> {
         // SAFETY: The device's operations are valid while the netdev exists.
         let ret = unsafe { (*inner.hfi_ops).ndo_open.map_or(0, |f| f(nd)) };
         if ret == 0 {
-            // SAFETY: As above; the stack calls `ndo_open` under RTNL.
-            let (rtnl, netdev) = unsafe { (Rtnl::assume_held(), VnicNetdevRef::from_raw(nd)) };
+            // SAFETY: As above; the stack calls `ndo_open` under RTNL, in process context, without
+            // the address lock.
+            let (rtnl, netdev) = unsafe { (Rtnl::assume_held(), UlpNetdevRef::from_raw(nd)) };
             inner.ulp.opened(rtnl, netdev);
         }
         ret
@@ -59,8 +65,9 @@ impl<T: VnicUlp> VnicNetdev<T> {
         // SAFETY: The device's operations are valid while the netdev exists.
         let ret = unsafe { (*inner.hfi_ops).ndo_stop.map_or(0, |f| f(nd)) };
         if ret == 0 {
-            // SAFETY: As above; the stack calls `ndo_stop` under RTNL.
-            let (rtnl, netdev) = unsafe { (Rtnl::assume_held(), VnicNetdevRef::from_raw(nd)) };
+            // SAFETY: As above; the stack calls `ndo_stop` under RTNL, in process context, without
+            // the address lock.
+            let (rtnl, netdev) = unsafe { (Rtnl::assume_held(), UlpNetdevRef::from_raw(nd)) };
             inner.ulp.stopped(rtnl, netdev);
         }
         ret
@@ -80,31 +87,20 @@ impl<T: VnicUlp> VnicNetdev<T> {
         // holds it: the netdev does not allow shared skbs (`IFF_TX_SKB_SHARING` is cleared in
         // `new`).
         let skb = unsafe { SkBuff::from_raw(NonNull::new_unchecked(skb)) };
-        // Pad to the minimum Ethernet frame, as the C driver does, and make the head the
-        // frame's own, with room for the ULP's header (a failure frees the skb). A frame
-        // dropped here is counted, which the C driver does not do.
-        let Ok(mut skb) = skb
-            .put_padto(ETH_ZLEN)
-            .and_then(|skb| skb.cow_head(SKB_HEADROOM))
-        else {
-            // SAFETY: `nd` is a registered netdev.
-            unsafe { bindings::dev_core_stats_tx_dropped_inc(nd) };
-            return bindings::netdev_tx_NETDEV_TX_OK;
-        };
         // SAFETY: The stack calls `ndo_start_xmit` with bottom halves disabled (under
         // `rcu_read_lock_bh()` in `__dev_queue_xmit()`, `local_bh_disable()` in pktgen and
         // `dev_direct_xmit()`) or interrupts disabled (netpoll): an RCU read-side section
-        // that lasts the call.
-        let rcu = unsafe { ReadSide::assume() };
-        if inner.ulp.encap(&mut skb, rcu).is_err() {
-            // SAFETY: `nd` is a registered netdev; the skb is freed with `skb`.
-            unsafe { bindings::dev_core_stats_tx_dropped_inc(nd) };
+        // that lasts the call. The netdev is valid during it.
+        let (rcu, netdev) = unsafe { (ReadSide::assume(), UlpNetdevAtomic::from_raw(nd)) };
+        let Some(skb) = inner.ulp.xmit(netdev, skb, rcu) else {
+            // The ULP took the frame (dropped it).
             return bindings::netdev_tx_NETDEV_TX_OK;
-        }
-        // SAFETY: The device's transmit takes the skb over.
+        };
+        // SAFETY: The device's transmit takes the skb over (or, returning `NETDEV_TX_BUSY`,
+        // hands it back to the stack, which requeues it).
         unsafe {
             match (*inner.hfi_ops).ndo_start_xmit {
-                Some(f) => f(skb.into_inner().into_raw().as_ptr(), nd),
+                Some(f) => f(skb.into_raw().as_ptr(), nd),
                 None => bindings::netdev_tx_NETDEV_TX_OK,
             }
         }
@@ -132,23 +128,28 @@ impl<T: VnicUlp> VnicNetdev<T> {
         // reads its fields again after `ndo_select_queue`.
         let own = unsafe {
             (*skb).cloned() == 0
-                && ((*skb).data as usize).wrapping_sub((*skb).head as usize) >= MDATA_LEN as usize
+                && ((*skb).data as usize).wrapping_sub((*skb).head as usize) >= SKB_MDATA_LEN
         };
         // SAFETY: As above.
-        if !own && unsafe { bindings::skb_cow_head(skb, MDATA_LEN) } != 0 {
+        if !own && unsafe { bindings::skb_cow_head(skb, SKB_MDATA_LEN as u32) } != 0 {
             return 0;
         }
-        // SAFETY: The head is the skb's own with at least `MDATA_LEN` bytes of headroom
+        // SAFETY: The head is the skb's own with at least `SKB_MDATA_LEN` bytes of headroom
         // (tested above, or `skb_cow_head` succeeded); the metadata is pushed there
         // (`__skb_push()`) and pulled off again before returning, so the stack sees the frame
         // as it passed it.
         unsafe {
-            (*skb).data = (*skb).data.sub(MDATA_LEN as usize);
-            (*skb).len = (*skb).len.wrapping_add(MDATA_LEN);
+            (*skb).data = (*skb).data.sub(SKB_MDATA_LEN);
+            (*skb).len = (*skb).len.wrapping_add(SKB_MDATA_LEN as u32);
             (*skb)
                 .data
-                .cast::<[u8; 4]>()
-                .write_unaligned([vl, entropy, 0, 0]);
+                .cast::<bindings::opa_vnic_skb_mdata>()
+                .write_unaligned(bindings::opa_vnic_skb_mdata {
+                    vl,
+                    entropy,
+                    flags: 0,
+                    rsvd: 0,
+                });
         }
         // SAFETY: The device reads the metadata the ULP pushed in front of the frame.
         let queue = unsafe {
@@ -158,8 +159,8 @@ impl<T: VnicUlp> VnicNetdev<T> {
         };
         // SAFETY: Pushed above (`__skb_pull()`); the device leaves the offsets as they were.
         unsafe {
-            (*skb).data = (*skb).data.add(MDATA_LEN as usize);
-            (*skb).len = (*skb).len.wrapping_sub(MDATA_LEN);
+            (*skb).data = (*skb).data.add(SKB_MDATA_LEN);
+            (*skb).len = (*skb).len.wrapping_sub(SKB_MDATA_LEN as u32);
         }
         queue
     }
@@ -202,10 +203,10 @@ impl<T: VnicUlp> VnicNetdev<T> {
     pub(super) unsafe extern "C" fn set_rx_mode(nd: *mut bindings::net_device) {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
-        // SAFETY: As above.
-        let netdev = unsafe { VnicNetdevRef::from_raw(nd) };
+        // SAFETY: As above. Atomic context, address lock held: the atomic reference.
+        let netdev = unsafe { UlpNetdevAtomic::from_raw(nd) };
         // INVARIANT: The stack calls `ndo_set_rx_mode` with the address lock held
-        // (`__dev_set_rx_mode()` callers take `netif_addr_lock_bh()`).
+        // (`__dev_set_rx_mode()` callers take `netif_addr_lock_bh()`), until it returns.
         inner.ulp.rx_mode_changed(netdev, &AddrLists { netdev });
     }
 
@@ -219,17 +220,17 @@ impl<T: VnicUlp> VnicNetdev<T> {
     ) -> c_int {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
-        // SAFETY: As above.
-        let dev = unsafe { VnicNetdevRef::from_raw(nd) };
+        // SAFETY: As above; the stack calls `ndo_set_mac_address` under RTNL
+        // (`dev_set_mac_address()` asserts it), in process context, without the address lock.
+        let (rtnl, dev) = unsafe { (Rtnl::assume_held(), UlpNetdevRef::from_raw(nd)) };
         // SAFETY: `addr` is a `sockaddr` with the new address.
-        if dev.mac() == unsafe { SockAddr::mac_of(addr) } {
+        if dev.mac(rtnl) == unsafe { SockAddr::mac_of(addr) } {
             return 0;
         }
         // SAFETY: Under RTNL, as the stack calls this.
         let ret = unsafe { bindings::eth_mac_addr(nd, addr) };
         if ret == 0 {
-            // SAFETY: The stack calls `ndo_set_mac_address` under RTNL.
-            inner.ulp.mac_changed(unsafe { Rtnl::assume_held() }, dev);
+            inner.ulp.mac_changed(rtnl, dev);
         }
         ret
     }

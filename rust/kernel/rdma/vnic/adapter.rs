@@ -3,7 +3,7 @@
 //! The `alloc_rdma_netdev` operation of a provider and the operations of its VNIC netdevs, which
 //! call the provider's [`VnicOps`].
 
-use super::{SkbMetadata, VnicNetdev, VnicOps, Xmit, MAX_TX_QUEUES, PRIV_OFFSET};
+use super::{ProviderNetdev, SkbMetadata, VnicOps, Xmit, MAX_TX_QUEUES, PRIV_OFFSET};
 use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::{
     bindings,
@@ -101,7 +101,7 @@ impl<T: Provider> Adapter<T> {
     /// Called by the client with a VNIC netdev of `T`.
     unsafe extern "C" fn set_id(nd: *mut bindings::net_device, id: c_int) {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
+        let nd = unsafe { ProviderNetdev::<T>::from_raw(nd) };
         T::Vnic::set_id(nd, id);
     }
 
@@ -110,7 +110,7 @@ impl<T: Provider> Adapter<T> {
     /// Called by the networking core (through the client) with a VNIC netdev of `T`.
     unsafe extern "C" fn open(nd: *mut bindings::net_device) -> c_int {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
+        let nd = unsafe { ProviderNetdev::<T>::from_raw(nd) };
         match T::Vnic::open(nd) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
@@ -122,7 +122,7 @@ impl<T: Provider> Adapter<T> {
     /// Called by the networking core (through the client) with a VNIC netdev of `T`.
     unsafe extern "C" fn stop(nd: *mut bindings::net_device) -> c_int {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
+        let nd = unsafe { ProviderNetdev::<T>::from_raw(nd) };
         T::Vnic::stop(nd);
         0
     }
@@ -136,7 +136,7 @@ impl<T: Provider> Adapter<T> {
         nd: *mut bindings::net_device,
     ) -> bindings::netdev_tx_t {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
+        let nd = unsafe { ProviderNetdev::<T>::from_raw(nd) };
         let Some(skb) = NonNull::new(skb) else {
             return bindings::netdev_tx_NETDEV_TX_OK;
         };
@@ -161,7 +161,7 @@ impl<T: Provider> Adapter<T> {
         _sb_dev: *mut bindings::net_device,
     ) -> u16 {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
+        let nd = unsafe { ProviderNetdev::<T>::from_raw(nd) };
         // SAFETY: The buffer is valid during the call; its head (`skb->data`, `skb_headlen`
         // bytes) holds at least the metadata the client pushed there, whatever lies in
         // fragments.
@@ -181,7 +181,7 @@ impl<T: Provider> Adapter<T> {
         stats: *mut bindings::rtnl_link_stats64,
     ) {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
-        let nd = unsafe { VnicNetdev::<T>::from_raw(nd) };
+        let nd = unsafe { ProviderNetdev::<T>::from_raw(nd) };
         // SAFETY: By the VNIC contract (see the module documentation) `stats` is the
         // `netstats` member, at offset 0, of a `struct opa_vnic_stats`, writable during the
         // call.

@@ -2,7 +2,7 @@
 
 //! The operations a provider gives its OPA VNIC netdevs.
 
-use super::{SkbMetadata, VnicFeatures, VnicNetdev, Xmit};
+use super::{ProviderNetdev, SkbMetadata, VnicFeatures, Xmit};
 use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::{bindings, net::skbuff::SkBuff, prelude::*};
 
@@ -24,27 +24,28 @@ pub trait VnicOps<P: Provider>: Sized + Send + Sync + 'static {
     /// taken between 1 and [`MAX_TX_QUEUES`](super::MAX_TX_QUEUES).
     fn tx_queues(dev: &ProviderDevice<P>, port: u32) -> u32;
 
-    /// `rn.set_id`: binds the netdev to a virtual Ethernet switch id, for receive.
-    fn set_id(nd: &VnicNetdev<P>, id: i32);
+    /// `rn.set_id`: binds the netdev to a virtual Ethernet switch id, for receive. Process
+    /// context; may sleep (hfi1 takes the vport's mutex and may reopen the netdev).
+    fn set_id(nd: &ProviderNetdev<P>, id: i32);
 
     /// `ndo_open`.
-    fn open(nd: &VnicNetdev<P>) -> Result;
+    fn open(nd: &ProviderNetdev<P>) -> Result;
 
     /// `ndo_stop`.
-    fn stop(nd: &VnicNetdev<P>);
+    fn stop(nd: &ProviderNetdev<P>);
 
     /// `ndo_start_xmit`: `skb` starts with the metadata, then the 16B header and the frame
     /// (in the head: the client pushed them there; with [`VnicFeatures::SG`] the rest may lie
     /// in fragments). The provider owns the buffer (frees or passes it on), or gives it back
     /// with [`Xmit::Busy`].
-    fn xmit(nd: &VnicNetdev<P>, skb: SkBuff) -> Xmit;
+    fn xmit(nd: &ProviderNetdev<P>, skb: SkBuff) -> Xmit;
 
     /// `ndo_select_queue`, from the frame's metadata: a queue below
     /// [`VnicOps::tx_queues`] (the stack caps a larger one, with a warning).
-    fn select_queue(nd: &VnicNetdev<P>, meta: &SkbMetadata) -> u16;
+    fn select_queue(nd: &ProviderNetdev<P>, meta: &SkbMetadata) -> u16;
 
     /// `ndo_get_stats64`: fills the whole `struct opa_vnic_stats`.
-    fn stats(nd: &VnicNetdev<P>, stats: &mut bindings::opa_vnic_stats);
+    fn stats(nd: &ProviderNetdev<P>, stats: &mut bindings::opa_vnic_stats);
 }
 
 /// The [`Provider::Vnic`] of a provider without OPA VNIC netdevs. [`VnicOps::alloc`] fails, so no
@@ -63,21 +64,21 @@ impl<P: Provider> VnicOps<P> for NoVnic {
         1
     }
 
-    fn set_id(_nd: &VnicNetdev<P>, _id: i32) {}
+    fn set_id(_nd: &ProviderNetdev<P>, _id: i32) {}
 
-    fn open(_nd: &VnicNetdev<P>) -> Result {
+    fn open(_nd: &ProviderNetdev<P>) -> Result {
         Err(EOPNOTSUPP)
     }
 
-    fn stop(_nd: &VnicNetdev<P>) {}
+    fn stop(_nd: &ProviderNetdev<P>) {}
 
-    fn xmit(_nd: &VnicNetdev<P>, _skb: SkBuff) -> Xmit {
+    fn xmit(_nd: &ProviderNetdev<P>, _skb: SkBuff) -> Xmit {
         Xmit::Done
     }
 
-    fn select_queue(_nd: &VnicNetdev<P>, _meta: &SkbMetadata) -> u16 {
+    fn select_queue(_nd: &ProviderNetdev<P>, _meta: &SkbMetadata) -> u16 {
         0
     }
 
-    fn stats(_nd: &VnicNetdev<P>, _stats: &mut bindings::opa_vnic_stats) {}
+    fn stats(_nd: &ProviderNetdev<P>, _stats: &mut bindings::opa_vnic_stats) {}
 }
