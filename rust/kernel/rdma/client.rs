@@ -143,6 +143,8 @@ impl<T: HasClientVTable> ClientVTable<T> {
     /// Creates the vtable of `T`, for the `static` of [`ib_client_vtable!`].
     #[doc(hidden)]
     pub const fn new() -> Self {
+        // INVARIANT: `client` is a valid `ib_client` with `T`'s name and trampolines, and the
+        // vtable starts unregistered.
         Self {
             client: Opaque::new(bindings::ib_client {
                 name: T::NAME.as_char_ptr(),
@@ -202,7 +204,11 @@ impl<T: HasClientVTable> ClientVTable<T> {
     ///
     /// Called by the IB core only, for a device `add_callback` accepted, with the data it set.
     unsafe extern "C" fn remove_callback(ibdev: *mut bindings::ib_device, data: *mut c_void) {
-        // SAFETY: The core calls `remove` with a device that is still registered.
+        // SAFETY: The core calls `remove` (from `disable_device()` or `ib_unregister_client()`)
+        // before it tears down anything of the device that clients use: clients are removed
+        // in the reverse order of their registration, so the MAD layer's own client (the
+        // ports the agents use) goes after this one, and the device's memory stays until
+        // `ib_dealloc_device()`. So the device is valid, as `Device` needs, until this returns.
         let device = unsafe { Device::from_raw(ibdev) };
         // SAFETY: `remove` is only called for devices whose `add` returned 0, after which
         // `data` is what `add_callback` stored from `into_foreign`; the core calls `remove`
@@ -251,6 +257,7 @@ impl<T: HasClientVTable> Registration<T> {
             vtable.registered.store(false, Ordering::Release);
             return Err(e);
         }
+        // INVARIANT: `vtable` was registered just above, and `registered` set before.
         Ok(Self { vtable })
     }
 }

@@ -5,7 +5,74 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use crate::{bindings, error::to_result, prelude::*, str::CStr, types::Opaque};
-use core::ops::RangeInclusive;
+use core::{fmt, ops::Deref, ops::RangeInclusive};
+
+/// The size of a device's name, NUL included (`IB_DEVICE_NAME_MAX`).
+const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
+
+/// A copy of a device's name ([`Device::name`]); derefs to the [`CStr`].
+///
+/// # Invariants
+///
+/// The last byte of the array is 0.
+pub struct DeviceName([u8; NAME_LEN]);
+
+impl DeviceName {
+    /// Copies the name of `ibdev`, which a rename may be writing meanwhile.
+    ///
+    /// # Safety
+    ///
+    /// `ibdev` points to a valid `struct ib_device`.
+    pub(crate) unsafe fn read(ibdev: *const bindings::ib_device) -> Self {
+        // INVARIANT: The last byte is 0 and the loop below does not write it.
+        let mut name = DeviceName([0; NAME_LEN]);
+        // SAFETY: The device is valid (the caller guarantees it), so its `name` array is.
+        let src = unsafe { core::ptr::addr_of!((*ibdev).name) }.cast::<u8>();
+        // The last byte stays 0: the copy ends with a NUL whatever it reads.
+        for (i, byte) in name.0[..NAME_LEN - 1].iter_mut().enumerate() {
+            // SAFETY: `i` is within the array. `ib_device_rename()` may write the array at the
+            // same time (`strscpy()` under the core's `devices_rwsem`, which is private to the
+            // core and not taken here); a volatile byte read, the `READ_ONCE()` of a byte, is
+            // how the kernel reads what others write concurrently, and a torn read gives a mix
+            // of the old and the new name, never bytes outside the array.
+            *byte = unsafe { core::ptr::read_volatile(src.add(i)) };
+            if *byte == 0 {
+                break;
+            }
+        }
+        name
+    }
+}
+
+impl Default for DeviceName {
+    /// The empty name.
+    fn default() -> Self {
+        // INVARIANT: All zeroes: the last byte is 0.
+        Self([0; NAME_LEN])
+    }
+}
+
+impl Deref for DeviceName {
+    type Target = CStr;
+
+    fn deref(&self) -> &CStr {
+        let len = self.0.iter().position(|&b| b == 0).unwrap_or(NAME_LEN - 1);
+        // The bytes up to the first NUL, which the type invariant guarantees, and that NUL.
+        CStr::from_bytes_with_nul(&self.0[..=len]).unwrap_or(crate::c_str!(""))
+    }
+}
+
+impl fmt::Display for DeviceName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+impl fmt::Debug for DeviceName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
 
 /// A capability mask of a port, as [`Device::modify_port_caps`] changes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +106,7 @@ impl Device {
     ///
     /// `ptr` must point to a registered `struct ib_device` that stays registered for `'a`.
     pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+        // INVARIANT: The caller guarantees that the device stays registered for `'a`.
         // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the caller guarantees
         // that `ptr` is valid for `'a`, which is the type invariant.
         unsafe { &*ptr.cast::<Self>() }
@@ -49,13 +117,11 @@ impl Device {
         self.0.get()
     }
 
-    /// The device's name, as in `/sys/class/infiniband/` (for example `opasim0`).
-    pub fn name(&self) -> &CStr {
-        // SAFETY: By the type invariant the device is registered, and a registered device's
-        // `name` is a NUL-terminated string that the core changes only in `ib_device_rename`,
-        // which copies a complete new name over it (the same guarantee C's `dev_name` users
-        // rely on).
-        unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
+    /// The device's name, as in `/sys/class/infiniband/` (for example `opasim0`): a copy, since
+    /// the device may be renamed at any time (`rdma dev set NAME name NEW`).
+    pub fn name(&self) -> DeviceName {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { DeviceName::read(self.as_raw()) }
     }
 
     /// The port numbers of the device: `1..=phys_port_cnt` (or `0..=0` for a switch).

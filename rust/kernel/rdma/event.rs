@@ -49,6 +49,9 @@ unsafe impl<H: EventHandler> Sync for EventRegistration<H> {}
 impl<H: EventHandler> EventRegistration<H> {
     /// Registers `data` to receive the port events of `device`.
     pub fn new(device: &DeviceScope, data: H) -> impl PinInit<Self, Error> + '_ {
+        // INVARIANT: `handler` is registered with `device` and `Self::dispatch` by its
+        // initialiser, the last one (so nothing can fail after it), and `PinnedDrop`
+        // unregisters it.
         try_pin_init!(Self {
             _scope: device.clone(),
             data,

@@ -10,7 +10,7 @@
 //! [`DeviceScope`], a counted handle that the client abstraction hands to [`Client::add`]: the
 //! `remove` callback waits until every handle of the device is gone before it returns. An
 //! object kept past `remove` (in a global, or in another device's context) makes the removal
-//! wait for it, never use freed memory.
+//! wait for it (with a warning every 10 s), never use freed memory.
 //!
 //! [`Client::add`]: super::client::Client::add
 
@@ -117,7 +117,8 @@ impl ScopeOwner {
             GFP_KERNEL,
         )?;
         let ptr = NonNull::from(&*inner);
-        // INVARIANT: The count of 1 is the handle made here.
+        // INVARIANT: `inner` is the scope's allocation, and the count of 1 is the handle made
+        // here, on it; the device stays registered until `close` (the caller's guarantee).
         Ok(Self {
             inner,
             handle: Some(DeviceScope { inner: ptr }),
@@ -139,9 +140,24 @@ impl ScopeOwner {
 impl Drop for ScopeOwner {
     fn drop(&mut self) {
         drop(self.handle.take());
+        // A handle kept in a global, or in another device's context, would make this wait
+        // forever: say so every 10 s (as `netdev_wait_allrefs()` does for a netdev's
+        // references) instead of hanging silently. Waiting is the only sound choice: a handle
+        // stands for an object (a MAD agent, a netdev) that uses the device until it is
+        // dropped, which its owner does, not the scope.
+        // SAFETY: `__msecs_to_jiffies` has no precondition.
+        let period = unsafe { bindings::__msecs_to_jiffies(10_000) };
         // SAFETY: The completion is initialised; the last handle completes it (possibly the one
         // dropped just above). The allocation is freed after this returns.
-        unsafe { bindings::wait_for_completion(self.inner.gone.get()) };
+        while unsafe { bindings::wait_for_completion_timeout(self.inner.gone.get(), period) } == 0 {
+            // SAFETY: The device stays registered until this returns (`ScopeOwner::new`).
+            let device = unsafe { Device::from_raw(self.inner.device.as_ptr()) };
+            crate::pr_warn!(
+                "{}: removal waits for {} users of the device\n",
+                device.name(),
+                self.inner.handles.load(Ordering::Relaxed)
+            );
+        }
         // Pairs with the `Release` of the handles' drops.
         core::sync::atomic::fence(Ordering::Acquire);
     }

@@ -14,7 +14,7 @@ use kernel::{
     debugfs::{Dir, File},
     new_mutex,
     prelude::*,
-    rdma::provider::Registration,
+    rdma::{device::DeviceName, provider::Registration},
     sync::{Arc, Mutex},
 };
 
@@ -49,9 +49,11 @@ pub(crate) struct SimDevice {
 }
 
 impl SimDevice {
-    /// The device's name (`opasim0`).
-    pub(crate) fn name(&self) -> &CStr {
-        self.reg.as_ref().map_or(c_str!("?"), |r| r.device().name())
+    /// The device's name (`opasim0`); empty once unregistered.
+    pub(crate) fn name(&self) -> DeviceName {
+        self.reg
+            .as_ref()
+            .map_or_else(DeviceName::default, |r| r.device().name())
     }
 
     fn data(&self) -> Option<&HfiDevice> {
@@ -208,7 +210,7 @@ impl Sim {
             guid,
             data,
         )?);
-        let dir = Dir::new(dev.name(), Some(&self.root))?;
+        let dir = Dir::new(&dev.name(), Some(&self.root))?;
         let ports: KVec<Arc<Port>> = {
             let mut v = KVec::new();
             for p in dev.data().map(|d| d.ports.iter()).into_iter().flatten() {

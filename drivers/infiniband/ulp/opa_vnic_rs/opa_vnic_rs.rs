@@ -9,7 +9,7 @@ use kernel::rdma::{
     client,
     device::{Device, PortCapMask, OPA_CAP_MASK3_IS_ETH_ON_FABRIC_SUPPORTED},
     event::{EventHandler, EventRegistration, PortEvent},
-    mad::Agent,
+    mad::Registration,
     scope::DeviceScope,
 };
 use kernel::sync::Arc;
@@ -53,17 +53,18 @@ struct VnicDevice {
     /// The device's port numbers, first and last.
     ports: (u32, u32),
     /// The VEMA agents of its OPA ports.
-    agents: KVec<Arc<Agent<vema_port::VemaPort>>>,
+    agents: KVec<Arc<Registration<vema_port::VemaPort>>>,
     /// The device's port events, for the carrier of the vports.
     events: Option<Pin<KBox<EventRegistration<PortEvents>>>>,
 }
 
 impl Drop for VnicDevice {
     fn drop(&mut self) {
-        // No more port events; then the vports' netdevs, while their agents can still send.
+        // No more port events; then the vports' netdevs, while their agents can still send
+        // (`vema_unregister()`'s order); then (the fields' drop) the agents.
         self.events = None;
         for agent in self.agents.iter() {
-            agent.handler().shut_down();
+            agent.handler().remove_vports();
         }
     }
 }
@@ -86,7 +87,7 @@ fn advertise_eth(device: &Device, port: u32, on: bool) {
 
 /// The ports' agents, by port, for the port events.
 struct PortEvents {
-    agents: KVec<Arc<Agent<vema_port::VemaPort>>>,
+    agents: KVec<Arc<Registration<vema_port::VemaPort>>>,
 }
 
 impl EventHandler for PortEvents {
@@ -134,9 +135,7 @@ impl client::Client for OpaVnicClient {
             }
             match vema_port::register(device, port) {
                 Ok(agent) => {
-                    let agent = Arc::new(agent, GFP_KERNEL)?;
-                    vnic_dev.agents.push(agent.clone(), GFP_KERNEL)?;
-                    vema_port::VemaPort::start(&agent);
+                    vnic_dev.agents.push(Arc::new(agent, GFP_KERNEL)?, GFP_KERNEL)?;
                 }
                 // The MAD layer refuses a second agent for the same class and methods: that
                 // is another VNIC driver (the C opa_vnic) owning the port.

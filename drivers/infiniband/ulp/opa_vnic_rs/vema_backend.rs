@@ -59,9 +59,9 @@ impl PortState {
 pub(crate) struct Backend<'a> {
     pub(crate) state: &'a mut PortState,
     pub(crate) device: &'a DeviceScope,
-    pub(crate) trap_sink: &'a IrqSpinLock<TrapSink>,
-    /// The port's own agent, for the netdevs' traps.
-    pub(crate) agent: &'a Arc<Agent<VemaPort>>,
+    pub(crate) trap_sink: &'a Arc<IrqSpinLock<TrapSink>>,
+    /// The port's own agent, whose sender the netdevs send their traps with.
+    pub(crate) agent: &'a Agent<VemaPort>,
 }
 
 impl Backend<'_> {
@@ -77,13 +77,13 @@ impl Backend<'_> {
 
     fn new_vport(&self, num: u8) -> Result<Vport> {
         let shared = VportShared::new()?;
-        let agent = self.agent.clone();
         let netdev = UlpNetdev::new(
             self.device,
             self.state.port,
             VportUlp {
                 shared: shared.clone(),
-                agent,
+                agent: self.agent.sender(),
+                trap_sink: self.trap_sink.clone(),
                 num,
             },
         )?;

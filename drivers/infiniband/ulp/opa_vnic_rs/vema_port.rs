@@ -29,7 +29,7 @@ use kernel::{
     prelude::*,
     rdma::{
         device::Device,
-        mad::{Agent, AgentSpec, MadHandler, RecvMad},
+        mad::{Agent, AgentSpec, MadHandler, RecvMad, Registration},
         scope::DeviceScope,
     },
     sync::{Arc, IrqSpinLock, Mutex},
@@ -41,25 +41,6 @@ pub(crate) struct Locked {
     /// A request that arrived shorter than a whole MAD, zero-filled past what arrived (see
     /// [`RecvMad::read_padded`]).
     pub(crate) req: KBox<[u8; OPA_MGMT_MAD_SIZE]>,
-    /// Where the agent is in its life.
-    pub(crate) agent: AgentLife,
-}
-
-/// Where a port's agent is in its life, as its MAD handler sees it.
-///
-/// The C driver unregisters its agent before it removes the vports, so no MAD reaches it
-/// while it shuts down. Here the agent is unregistered after the vports are gone, and is
-/// handed its own reference only once registered: a MAD that arrives in either window is
-/// dropped unanswered (one that C would answer while starting, too), and the EM sends it
-/// again.
-pub(crate) enum AgentLife {
-    /// Registered; [`VemaPort::start`] has not run yet.
-    Starting,
-    /// The agent itself, for the netdevs it creates to send traps through. This reference
-    /// cycle (agent, handler, agent) is broken by [`VemaPort::shut_down`].
-    Running(Arc<Agent<VemaPort>>),
-    /// [`VemaPort::shut_down`] has run: the agent is being unregistered.
-    ShutDown,
 }
 
 /// Where traps go: what the EM set in ClassPortInfo, kept apart from the port's mutex so
@@ -74,7 +55,7 @@ pub(crate) struct TrapSink {
 
 /// The P_Key index of a port's traps: the full default P_Key's, else the limited one's, else
 /// 1, as `vema_get_pkey_ix()` picks it. The C driver searches the table for every trap, in
-/// atomic context too; this driver searches it when the agent starts and when the port's
+/// atomic context too; this driver searches it when it registers the agent and when the port's
 /// P_Key table changes.
 pub(crate) fn trap_pkey_index(device: &Device, port: u32) -> u16 {
     device
@@ -84,23 +65,20 @@ pub(crate) fn trap_pkey_index(device: &Device, port: u32) -> u16 {
 }
 
 /// The MAD handler of a port's VEMA agent.
+///
+/// It answers every MAD that reaches it, from the registration of its agent on: the vports it
+/// creates send their traps through the agent's [`kernel::rdma::mad::Sender`], which does not
+/// keep the agent registered, so nothing here owns the agent.
 #[pin_data]
 pub(crate) struct VemaPort {
     pub(crate) port: u32,
     #[pin]
     pub(crate) locked: Mutex<Locked>,
-    #[pin]
-    pub(crate) trap_sink: IrqSpinLock<TrapSink>,
+    /// Shared with the port's vports, which send the traps.
+    pub(crate) trap_sink: Arc<IrqSpinLock<TrapSink>>,
 }
 
 impl VemaPort {
-    /// Hands the port its own agent, once registered: vports created from then on can send
-    /// traps.
-    pub(crate) fn start(agent: &Arc<Agent<VemaPort>>) {
-        agent.handler().pkeys_changed(agent.device());
-        agent.handler().locked.lock().agent = AgentLife::Running(agent.clone());
-    }
-
     /// The port's P_Key table changed: finds the P_Key index of traps again.
     pub(crate) fn pkeys_changed(&self, device: &Device) {
         let index = trap_pkey_index(device, self.port);
@@ -115,33 +93,20 @@ impl VemaPort {
         }
     }
 
-    /// Removes the vports (their netdevs unregister, so no callback can send a trap any
-    /// more) and drops the agent's reference to itself, before the agent is unregistered.
-    pub(crate) fn shut_down(&self) {
-        let (vports, agent) = {
-            let mut locked = self.locked.lock();
-            (
-                core::mem::take(&mut locked.state.vports),
-                core::mem::replace(&mut locked.agent, AgentLife::ShutDown),
-            )
-        };
+    /// Removes the vports while the agent is still registered, as `vema_unregister()` does
+    /// before it unregisters the agent: their netdevs' last traps (link down) still go out.
+    /// The agent goes on answering until it is unregistered; a vport a Set creates after
+    /// this is removed with the handler.
+    pub(crate) fn remove_vports(&self) {
+        let vports = core::mem::take(&mut self.locked.lock().state.vports);
         drop(vports);
-        drop(agent);
     }
 }
 
 impl MadHandler for VemaPort {
-    fn recv(&self, mad: &RecvMad<'_>) {
+    fn recv(&self, agent: &Agent<Self>, mad: &RecvMad<'_>) {
         let mut guard = self.locked.lock();
-        let Locked { state, req, agent } = &mut *guard;
-        let AgentLife::Running(agent) = &*agent else {
-            pr_debug!(
-                "port {}: MAD from LID {:#x} dropped: the agent is starting or shutting down\n",
-                self.port,
-                mad.slid()
-            );
-            return;
-        };
+        let Locked { state, req } = &mut *guard;
         // A request may arrive trimmed to its attribute (as opa-fm sends them) or at the size
         // of an InfiniBand MAD: it is read as the C agent reads it, zero-filled to a whole MAD.
         // A whole one is read where it arrived.
@@ -186,7 +151,7 @@ impl MadHandler for VemaPort {
 }
 
 /// Registers the VEMA agent of `port` of `device`.
-pub(crate) fn register(device: &DeviceScope, port: u32) -> Result<Agent<VemaPort>> {
+pub(crate) fn register(device: &DeviceScope, port: u32) -> Result<Registration<VemaPort>> {
     let spec = AgentSpec {
         class: OPA_MGMT_CLASS_INTEL_EMA,
         class_version: OPA_EMA_CLASS_VERSION,
@@ -198,9 +163,18 @@ pub(crate) fn register(device: &DeviceScope, port: u32) -> Result<Agent<VemaPort
         rmpp_version: 0,
     };
     let req = KBox::new([0u8; OPA_MGMT_MAD_SIZE], GFP_KERNEL)?;
+    let trap_sink = Arc::pin_init(
+        new_irq_spinlock!(TrapSink {
+            lid: 0,
+            sl: 0,
+            tid: 0,
+            pkey_index: trap_pkey_index(device, port),
+        }),
+        GFP_KERNEL,
+    )?;
     // Inside `try_pin_init!` a field's name stands for the initialised field.
     let opa_port = port;
-    Agent::register(
+    Registration::register(
         device,
         port,
         &spec,
@@ -213,14 +187,8 @@ pub(crate) fn register(device: &DeviceScope, port: u32) -> Result<Agent<VemaPort
                     vports: KVec::new(),
                 },
                 req,
-                agent: AgentLife::Starting,
             }),
-            trap_sink <- new_irq_spinlock!(TrapSink {
-                lid: 0,
-                sl: 0,
-                tid: 0,
-                pkey_index: 1,
-            }),
+            trap_sink,
         }),
     )
 }

@@ -5,7 +5,7 @@
 
 use crate::encap::{xmit_skb, SKB_HEADROOM};
 use crate::mac_table::{MacIndex, MacSlot};
-use crate::vema_port::VemaPort;
+use crate::vema_port::TrapSink;
 use crate::vport_stats::ETHTOOL_STATS;
 use crate::wire::{
     encap::{crc32_le, entropy_from_hash, frame_dmac, frame_vlan_tci},
@@ -30,7 +30,7 @@ use kernel::{
     new_irq_spinlock,
     prelude::*,
     rdma::{
-        mad::{Agent, Dest},
+        mad::{Dest, Sender},
         netdev::{AddrList, AddrLists, EthtoolStat, UlpNetdevAtomic, UlpNetdevRef, VnicUlp},
     },
     sync::{
@@ -179,8 +179,11 @@ impl VportShared {
 /// The driver's part of a vport's netdev.
 pub(crate) struct VportUlp {
     pub(crate) shared: Arc<VportShared>,
-    /// The port's agent, which sends the vport's traps.
-    pub(crate) agent: Arc<Agent<VemaPort>>,
+    /// The sender of the port's agent, which sends the vport's traps (and nothing once the
+    /// agent is being unregistered).
+    pub(crate) agent: Arc<Sender>,
+    /// Where the port's traps go.
+    pub(crate) trap_sink: Arc<IrqSpinLock<TrapSink>>,
     pub(crate) num: u8,
 }
 
@@ -221,7 +224,7 @@ impl VportUlp {
         };
         let port = self.agent.port();
         let (dlid, sl, tid, pkey_index) = {
-            let mut sink = self.agent.handler().trap_sink.lock();
+            let mut sink = self.trap_sink.lock();
             if sink.lid == 0 {
                 // The EM has not said where traps go (the C driver logs "Invalid dlid").
                 return;

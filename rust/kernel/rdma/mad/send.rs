@@ -3,7 +3,7 @@
 //! Posting a MAD, and freeing what its send used (its buffer and address handle) in the
 //! context it ends in.
 
-use super::VENDOR_HDR_LEN;
+use super::{Dest, VENDOR_HDR_LEN};
 use crate::{
     bindings,
     error::{from_err_ptr, to_result},
@@ -150,4 +150,42 @@ pub(super) unsafe fn post_mad_with(
         unsafe { free_send(buf, to.context) };
     }
     ret
+}
+
+/// Sends `mad` (a whole MAD: vendor header and data, its first byte the base version) from
+/// `agent` to `dest`, without waiting for an answer. Usable in atomic context.
+///
+/// # Safety
+///
+/// `agent` is a registered agent, during the call, whose send handler frees completed sends
+/// with [`free_send`].
+pub(super) unsafe fn send_unsolicited(
+    agent: *mut bindings::ib_mad_agent,
+    dest: &Dest,
+    mad: &[u8],
+) -> Result {
+    let base_version = *mad.first().ok_or(EINVAL)?;
+    // SAFETY: All-zero is a valid `rdma_ah_attr`, which the helpers then fill in.
+    let mut attr: bindings::rdma_ah_attr = unsafe { core::mem::zeroed() };
+    // SAFETY: The agent is registered (the caller guarantees it): its device, port, QP and PD
+    // are valid. `attr` is a local. Without `RDMA_CREATE_AH_SLEEPABLE`, `rdma_create_ah()`
+    // does not sleep.
+    let ah = from_err_ptr(unsafe {
+        let port = u32::from((*agent).port_num);
+        attr.type_ = bindings::rdma_ah_find_type((*agent).device, port);
+        bindings::rdma_ah_set_dlid(&mut attr, dest.dlid);
+        bindings::rdma_ah_set_sl(&mut attr, dest.sl);
+        bindings::rdma_ah_set_port_num(&mut attr, port);
+        bindings::rdma_create_ah((*(*agent).qp).pd, &mut attr, 0)
+    })?;
+    let to = SendTo {
+        ah,
+        remote_qpn: dest.remote_qpn,
+        pkey_index: dest.pkey_index,
+        base_version,
+        context: Context::Atomic,
+    };
+    // SAFETY: The agent is registered and its send handler frees with `free_send` (the
+    // caller's guarantee); `ah` was just made on its PD; the context may be atomic, as said.
+    unsafe { post_mad(agent, to, mad) }
 }

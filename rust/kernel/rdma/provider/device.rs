@@ -6,6 +6,7 @@ use super::{adapter::Adapter, Provider};
 use crate::{
     bindings,
     error::{code::*, to_result, Result},
+    rdma::device::DeviceName,
     str::CStr,
     types::Opaque,
     ThisModule,
@@ -58,11 +59,11 @@ impl<T: Provider> ProviderDevice<T> {
         &self.data
     }
 
-    /// The device's name (for example `opasim0`).
-    pub fn name(&self) -> &CStr {
-        // SAFETY: By the type invariant the device is valid; its `name` is NUL-terminated
-        // (zeroed at allocation, then written by `ib_register_device` with `strscpy`).
-        unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
+    /// The device's name (for example `opasim0`): a copy, since the device may be renamed at
+    /// any time (`rdma dev set NAME name NEW`).
+    pub fn name(&self) -> DeviceName {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { DeviceName::read(self.as_raw()) }
     }
 
     /// The number of ports.
