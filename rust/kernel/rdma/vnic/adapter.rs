@@ -162,9 +162,10 @@ impl<T: Provider> Adapter<T> {
     ) -> u16 {
         // SAFETY: The netdev is a VNIC netdev of `T`, alive during the call.
         let nd = unsafe { ProviderNetdev::<T>::from_raw(nd) };
-        // SAFETY: The buffer is valid during the call; its head (`skb->data`, `skb_headlen`
-        // bytes) holds at least the metadata the client pushed there, whatever lies in
-        // fragments.
+        // SAFETY: The buffer is valid during the call, and its head holds `skb_headlen()`
+        // (`len - data_len`) initialised bytes at `skb->data`, which nothing writes meanwhile
+        // (the stack hands the buffer to `ndo_start_xmit` only after this returns). `parse`
+        // checks the length: a head shorter than the metadata gives the default.
         let meta = unsafe {
             let len = ((*skb).len - (*skb).data_len) as usize;
             let head = core::slice::from_raw_parts((*skb).data, len);
