@@ -23,6 +23,10 @@
  * NULL pointer dereference in the test NAPI's softirq, "Fatal exception in
  * interrupt") in vnic_rx_good_frame, the first case. The cases that drop
  * the packet before napi_gro_receive() pass on both.
+ *
+ * Without "IB/hfi1: drop VNIC packets the chip flagged, count only good
+ * ones received", vnic_rx_rhf_errors sees the flagged packets delivered, and
+ * vnic_rx_oversize and vnic_rx_runt see the dropped frames in rx_packets.
  */
 
 #include <kunit/test.h>
@@ -283,7 +287,8 @@ static int vnic_kunit_init(struct kunit *test)
 	ctx->dd = dd;
 	dd->pcidev = ctx->pdev;
 	dd->node = NUMA_NO_NODE;
-	dd->num_netdev_contexts = 1;
+	/* two queues: packets are counted on their context's queue */
+	dd->num_netdev_contexts = 2;
 	dd->verbs_dev.rdi.ibdev.dev.init_name = "hfi1_kunit";
 
 	rc = hfi1_alloc_rx(dd);
@@ -447,8 +452,10 @@ static void vnic_rx_oversize(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->tap_frames), 0);
 	KUNIT_EXPECT_EQ(test, st->rx_oversize, 1ULL);
-	/* 6.12 counts a bad frame in rx_packets too, not in the groups */
-	KUNIT_EXPECT_EQ(test, st->netstats.rx_packets, 1ULL);
+	/* a dropped frame is not received (6.12 counted it in rx_packets) */
+	KUNIT_EXPECT_EQ(test, st->netstats.rx_packets, 0ULL);
+	KUNIT_EXPECT_EQ(test, st->netstats.rx_bytes, 0ULL);
+	KUNIT_EXPECT_EQ(test, st->rx_grp.s_1519_max, 0ULL);
 	KUNIT_EXPECT_EQ(test, st->rx_grp.unicast, 0ULL);
 }
 
@@ -463,7 +470,63 @@ static void vnic_rx_runt(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->tap_frames), 0);
 	KUNIT_EXPECT_EQ(test, st->rx_runt, 1ULL);
+	KUNIT_EXPECT_EQ(test, st->netstats.rx_packets, 0ULL);
 	KUNIT_EXPECT_EQ(test, st->rx_grp.unicast, 0ULL);
+}
+
+/*
+ * Packets the chip flagged in the receive header flags are dropped, as
+ * hfi1's other receive paths drop them, and counted on the vport: a bad
+ * ICRC as a CRC error, anything else as a frame error. 6.12 passed them up
+ * as good frames.
+ */
+static void vnic_rx_rhf_errors(struct kunit *test)
+{
+	struct vnic_kunit_ctx *ctx = test->priv;
+	struct opa_vnic_stats *st = &ctx->vinfo->stats[0];
+	static const u64 flags[] = {
+		RHF_ICRC_ERR, RHF_ECC_ERR, RHF_LEN_ERR, RHF_DC_ERR,
+		RHF_DC_UNC_ERR, RHF_K_HDR_LEN_ERR,
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		vnic_kunit_add_pkt(test, VK_VESW_ID, 100);
+		ctx->pkts[0].rhf = flags[i];
+		vnic_kunit_rx(test);
+	}
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->tap_frames), 0);
+	KUNIT_EXPECT_EQ(test, st->netstats.rx_crc_errors, 1ULL);
+	KUNIT_EXPECT_EQ(test, st->netstats.rx_frame_errors,
+			(u64)ARRAY_SIZE(flags) - 1);
+	KUNIT_EXPECT_EQ(test, st->netstats.rx_packets, 0ULL);
+	KUNIT_EXPECT_EQ(test, st->rx_grp.unicast, 0ULL);
+
+	/* the next good frame goes through */
+	vnic_kunit_add_pkt(test, VK_VESW_ID, 100);
+	vnic_kunit_rx(test);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->tap_frames), 1);
+	KUNIT_EXPECT_EQ(test, st->netstats.rx_packets, 1ULL);
+}
+
+/*
+ * A packet is counted on the queue of the receive context it arrived on
+ * (rcd->vnic_q_idx, set by hfi1_netdev_rxq_bind()): each queue's counters
+ * are written by one NAPI only.
+ */
+static void vnic_rx_queue_counters(struct kunit *test)
+{
+	struct vnic_kunit_ctx *ctx = test->priv;
+
+	KUNIT_ASSERT_GE(test, ctx->vinfo->num_rx_q, 2);
+	ctx->rcd->vnic_q_idx = 1;
+	vnic_kunit_add_pkt(test, VK_VESW_ID, 100);
+	vnic_kunit_rx(test);
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->tap_frames), 1);
+	KUNIT_EXPECT_EQ(test, ctx->vinfo->stats[1].netstats.rx_packets, 1ULL);
+	KUNIT_EXPECT_EQ(test, ctx->vinfo->stats[0].netstats.rx_packets, 0ULL);
 }
 
 /*
@@ -508,6 +571,8 @@ static struct kunit_case hfi1_vnic_rx_cases[] = {
 	KUNIT_CASE(vnic_rx_not_oper_up),
 	KUNIT_CASE(vnic_rx_oversize),
 	KUNIT_CASE(vnic_rx_runt),
+	KUNIT_CASE(vnic_rx_rhf_errors),
+	KUNIT_CASE(vnic_rx_queue_counters),
 	KUNIT_CASE(vnic_rx_vesw_key_8_bit),
 	{}
 };
