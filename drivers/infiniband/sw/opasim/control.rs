@@ -21,6 +21,9 @@
 //!   dropped on the port, one `reason count` line per reason.
 //! - `<device>/port<N>/vnic_sdma` (read only): the SDMA rings of the port's VNIC netdevs,
 //!   one `counter value` line each (see [`crate::port::SdmaCounters`]).
+//! - `<device>/port<N>/rx_errors`: writing `icrc N` or `frame N` flags the next N VNIC packets
+//!   the port receives as the chip flags a bad packet (see [`crate::rx_errors`]); reading
+//!   shows what is still pending, one `kind count` line each.
 //!
 //! A bad value is refused with `EINVAL` (or `EEXIST` for a LID in use, `ENODEV` for an unknown
 //! device), a line in the kernel log says why, and nothing changes.
@@ -28,6 +31,7 @@
 use crate::{
     integrity::{TxDrop, DEFAULT_SC2VL, DEFAULT_VL_MTUS, NUM_DATA_VLS, NUM_SC, OPA_MTUS, VL15},
     port::{Capabilities, Counters, Port, PKEY_TABLE_LEN},
+    rx_errors,
     sim::{self, Change, Sim},
 };
 use core::fmt::Write;
@@ -183,6 +187,7 @@ enum Setting {
     VnicDrops,
     VnicSdma,
     VlMtu,
+    RxErrors,
 }
 
 /// A file of a port's setting.
@@ -237,6 +242,12 @@ impl FileOps for PortFile {
                 }
                 Ok(())
             }
+            Setting::RxErrors => {
+                for (err, n) in self.port.rx_errors.pending() {
+                    let _ = writeln!(w, "{} {}", err.name(), n);
+                }
+                Ok(())
+            }
         };
         Ok(())
     }
@@ -263,6 +274,22 @@ impl FileOps for PortFile {
                 })?;
                 self.port.set_sc2vl(t);
                 return Ok(());
+            }
+            Setting::RxErrors => {
+                let (err, n) = rx_errors::parse(input).inspect_err(|_| {
+                    pr_warn!(
+                        "port {}: rx_errors takes 'icrc N' or 'frame N', N from 1 to {}\n",
+                        self.port.num,
+                        rx_errors::MAX_PENDING
+                    )
+                })?;
+                return self.port.rx_errors.inject(err, n).inspect_err(|_| {
+                    pr_warn!(
+                        "port {}: more than {} receive errors pending\n",
+                        self.port.num,
+                        rx_errors::MAX_PENDING
+                    )
+                });
             }
             Setting::VlMtu => {
                 let t = parse_vl_mtu(input, self.port.vl_mtu()).inspect_err(|_| {
@@ -298,7 +325,8 @@ impl FileOps for PortFile {
             | Setting::Sc2Vl
             | Setting::VlMtu
             | Setting::VnicDrops
-            | Setting::VnicSdma => Err(EPERM),
+            | Setting::VnicSdma
+            | Setting::RxErrors => Err(EPERM),
             Setting::State => {
                 let active = match word {
                     b"active" | b"up" => true,
@@ -350,6 +378,7 @@ pub(crate) fn port_files(
         (c_str!("vl_mtu"), Setting::VlMtu, 0o644),
         (c_str!("vnic_drops"), Setting::VnicDrops, 0o444),
         (c_str!("vnic_sdma"), Setting::VnicSdma, 0o444),
+        (c_str!("rx_errors"), Setting::RxErrors, 0o644),
     ] {
         let data = Arc::new(
             PortFile {

@@ -366,6 +366,41 @@ fn fifo_order_and_bound() {
     kunit_expect_eq!(f.len(), 0);
 }
 
+/// A port's injected receive errors: the debugfs syntax, the bound, and the order packets
+/// are flagged in.
+fn rx_error_injection() {
+    use crate::rx_errors::{parse, RxErr, RxErrors, MAX_PENDING};
+    kunit_expect_eq!(parse(b"icrc 2\n").ok(), Some((RxErr::Icrc, 2)));
+    kunit_expect_eq!(parse(b"frame 1").ok(), Some((RxErr::Frame, 1)));
+    for bad in [
+        &b"icrc"[..],
+        b"icrc 0",
+        b"crc 1",
+        b"frame 1 2",
+        b"frame -1",
+        b"frame 1000001",
+        b"",
+        b"\xff 1",
+    ] {
+        kunit_expect!(parse(bad).is_err());
+    }
+    let e = RxErrors::default();
+    kunit_expect!(e.inject(RxErr::Frame, 1).is_ok());
+    kunit_expect!(e.inject(RxErr::Icrc, 2).is_ok());
+    // Past the bound: refused, nothing added.
+    kunit_expect!(e.inject(RxErr::Icrc, MAX_PENDING).is_err());
+    kunit_expect_eq!(e.pending(), [(RxErr::Icrc, 2), (RxErr::Frame, 1)]);
+    kunit_expect_eq!(
+        [e.take(), e.take(), e.take(), e.take()],
+        [
+            Some(RxErr::Icrc),
+            Some(RxErr::Icrc),
+            Some(RxErr::Frame),
+            None
+        ]
+    );
+}
+
 kernel::kunit_suite!(
     opasim_integrity,
     [
@@ -377,6 +412,7 @@ kernel::kunit_suite!(
         vnic_queue_choice,
         vl_mtu_writes,
         sdma_ring_pushes_back,
-        fifo_order_and_bound
+        fifo_order_and_bound,
+        rx_error_injection
     ]
 );

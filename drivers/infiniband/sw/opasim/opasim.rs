@@ -29,6 +29,7 @@ mod kunit_switch;
 mod pkey;
 mod port;
 mod qp;
+mod rx_errors;
 mod sim;
 mod sm;
 mod ud;

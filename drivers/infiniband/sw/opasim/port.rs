@@ -6,6 +6,7 @@ use crate::{
     hfi::Hfi,
     integrity::{DropCounters, PortView, DEFAULT_SC2VL, DEFAULT_VL_MTUS, NUM_DATA_VLS, NUM_SC},
     pkey,
+    rx_errors::RxErrors,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::rdma::vnic::ProviderNetdev;
@@ -178,6 +179,8 @@ pub(crate) struct Port {
     pub(crate) tx_drops: DropCounters,
     /// The VNIC netdevs' SDMA rings.
     pub(crate) sdma: SdmaCounters,
+    /// Receive errors to inject on the port's VNIC packets.
+    pub(crate) rx_errors: RxErrors,
     /// The port's capability masks.
     pub(crate) caps: Capabilities,
     /// The workqueue of the port's VNIC DMA (hfi1's per-port `hfi1_wq`, which
@@ -208,6 +211,7 @@ impl Port {
                 counters: Counters::default(),
                 tx_drops: DropCounters::default(),
                 sdma: SdmaCounters::default(),
+                rx_errors: RxErrors::default(),
                 caps: Capabilities::default(),
                 wq: OwnedQueue::new(c_str!("opasim_sdma"), WQ_MEM_RECLAIM, 0)?,
             }? Error),

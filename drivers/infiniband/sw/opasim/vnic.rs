@@ -17,6 +17,7 @@ use crate::{
     hfi::Hfi,
     integrity::{self, TxDrop},
     port::{Counters, Port},
+    rx_errors::RxErr,
     vnic_dma::{Post, RxPoll, VnicDma},
     vnic_stats::{self, VnicCounters, ETH_FCS_LEN},
     wire::hdr16b::{self, Hdr16b, RxLen},
@@ -371,6 +372,17 @@ pub(crate) fn receive(port: &Port, wire: &[u8]) {
         Counters::inc(&c.rcv_dropped);
         return;
     };
+    if let Some(err) = port.rx_errors.take() {
+        // The chip flagged the packet: hfi1 drops it in `hfi1_vnic_bypass_rcv()`, counted on
+        // the vport it names (ICRC in `rx_crc_errors`, the rest in `rx_frame_errors`).
+        let s = &nd.data().stats;
+        Counters::inc(match err {
+            RxErr::Icrc => &s.rx_crc_errors,
+            RxErr::Frame => &s.rx_frame_errors,
+        });
+        Counters::inc(&c.rcv_dropped);
+        return;
+    }
     Counters::inc(&c.rcv_packets);
     Counters::add(&c.rcv_bytes, wire.len() as u64);
     // The receive context's NAPI poll runs the driver's part ([`deliver`]).
@@ -400,23 +412,21 @@ pub(crate) fn deliver(nd: &ProviderNetdev<Hfi>, ctx: &NapiCtx<'_>, wire: &[u8]) 
         return;
     };
     let eth = d.eth;
-    let good = match hdr16b::rx_len_check(eth.len(), nd.mtu()) {
-        RxLen::Ok => true,
+    match hdr16b::rx_len_check(eth.len(), nd.mtu()) {
+        RxLen::Ok => {}
         RxLen::Oversize => {
             Counters::inc(&s.rx_oversize);
-            false
+            return;
         }
         RxLen::Runt => {
             Counters::inc(&s.rx_runt);
-            false
+            return;
         }
-    };
+    }
+    // As hfi1 (with this project's patch): only the frames passed up are received.
     Counters::inc(&s.rx_packets);
     Counters::add(&s.rx_bytes, eth.len() as u64 + ETH_FCS_LEN);
-    s.rx_grp.count(eth, eth.len(), good);
-    if !good {
-        return;
-    }
+    s.rx_grp.count(eth, eth.len(), true);
     let Ok(mut skb) = nd.alloc_skb(eth.len() as u32) else {
         Counters::inc(&s.rx_fifo_errors);
         return;

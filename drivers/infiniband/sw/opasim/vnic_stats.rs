@@ -108,6 +108,8 @@ pub(crate) struct VnicCounters {
     pub(crate) rx_drop_state: AtomicU64,
     pub(crate) rx_runt: AtomicU64,
     pub(crate) rx_oversize: AtomicU64,
+    pub(crate) rx_crc_errors: AtomicU64,
+    pub(crate) rx_frame_errors: AtomicU64,
     pub(crate) tx_grp: GrpCounters,
     pub(crate) rx_grp: GrpCounters,
 }
@@ -125,6 +127,8 @@ pub(crate) fn stats(nd: &ProviderNetdev<Hfi>, out: &mut bindings::opa_vnic_stats
     n.rx_bytes = g(&s.rx_bytes);
     n.rx_fifo_errors = g(&s.rx_fifo_errors);
     n.rx_nohandler = g(&s.rx_nohandler);
+    n.rx_crc_errors = g(&s.rx_crc_errors);
+    n.rx_frame_errors = g(&s.rx_frame_errors);
     out.tx_dlid_zero = g(&s.tx_dlid_zero);
     out.tx_drop_state = g(&s.tx_drop_state);
     out.rx_drop_state = g(&s.rx_drop_state);
@@ -135,8 +139,13 @@ pub(crate) fn stats(nd: &ProviderNetdev<Hfi>, out: &mut bindings::opa_vnic_stats
     let n = &mut out.netstats;
     n.tx_errors = n.tx_fifo_errors + n.tx_carrier_errors + out.tx_drop_state + out.tx_dlid_zero;
     n.tx_dropped = n.tx_errors;
-    n.rx_errors =
-        n.rx_fifo_errors + n.rx_nohandler + out.rx_drop_state + out.rx_oversize + out.rx_runt;
+    n.rx_errors = n.rx_fifo_errors
+        + n.rx_nohandler
+        + n.rx_crc_errors
+        + n.rx_frame_errors
+        + out.rx_drop_state
+        + out.rx_oversize
+        + out.rx_runt;
     n.rx_dropped = n.rx_errors;
     // hfi1 sets `multicast` and `rx_length_errors` in `netdev->stats` only, which the VNIC
     // driver's `ndo_get_stats64` does not read: they stay 0 in the `opa_vnic_stats`.

@@ -18,6 +18,9 @@
 #   vlan        a VLAN device whose PCP maps to another VL than untagged
 #               frames: the queue the stack picked must be the one of the
 #               VL the frame is sent on (opasim counts queue_vl_mismatch)
+#   rx-errors   packets the receiving chip flagged (opasim's rx_errors, as
+#               hfi1's RHF error bits): dropped, counted in rx_crc_errors
+#               and rx_frame_errors, which each driver passes on
 #   tcp         4 MiB of TCP with timestamps off, then on: every byte at
 #               the receiver, tx_dropped 0; the small ring's pushbacks
 #               (tx_busy) each followed by a wake (queue_wakes)
@@ -71,6 +74,12 @@ captured() {
 sdma() { awk -v k="$1" '$1 == k { print $2 }' $PORT/vnic_sdma; }
 # netstat_of NS DEV NAME: a statistic of a netdev.
 netstat_of() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"; }
+# The receive counters of $b: packets, errors, CRC errors, frame errors.
+rx_counts() {
+	for c in rx_packets rx_errors rx_crc_errors rx_frame_errors; do
+		netstat_of nb "$b" $c
+	done
+}
 # The ethtool -S counters of $a, one "name value" a line.
 ethtool_s() { ip netns exec na ethtool -S "$a" | awk -F': *' 'NR > 1 { gsub(/ /, "", $1); print $1, $2 }'; }
 # step_delta NAME: the ethtool -S counters of $a that changed since the last
@@ -195,6 +204,25 @@ run_with() {
 	mm=$(($(sdma queue_vl_mismatch) - mm0))
 	echo "$drv vlan: frames sent on another queue than their VL's: $mm"
 	echo "$mm" >"/tmp/$drv.vlan-mismatch"
+
+	echo "== $drv: packets the receiving chip flagged"
+	# hfi1 drops what its receive header flags mark bad and counts it on
+	# the vport (rx_crc_errors for an ICRC error, rx_frame_errors for the
+	# rest); opasim flags the next packets of a port on request.
+	RX=/sys/kernel/debug/opasim/opasim1/port1/rx_errors
+	echo "crc 1" >$RX 2>/dev/null && fail "rx_errors took an unknown kind"
+	must sh -c "echo icrc 2 >$RX"
+	must sh -c "echo frame 1 >$RX"
+	s0=$(rx_counts)
+	must ip netns exec na /opa/vnic-send --dev "$a" --kind ipv4-udp --dmac $B --len 1000 --count 5 --flows 1
+	sleep 1
+	set -- $s0 $(rx_counts)
+	d_rx=$(($5 - $1)) d_err=$(($6 - $2)) d_crc=$(($7 - $3)) d_frame=$(($8 - $4))
+	echo "$drv rx-errors: 5 sent, 3 flagged: received $d_rx, rx_errors $d_err, crc $d_crc, frame $d_frame"
+	[ "$d_crc" = 2 ] && [ "$d_frame" = 1 ] && [ "$d_err" = 3 ] ||
+		fail "$drv: the flagged packets are not counted as 2 CRC and 1 frame errors"
+	[ "$d_rx" -ge 2 ] || fail "$drv: $d_rx of the 2 good frames received"
+	grep -q '^icrc 0$' $RX && grep -q '^frame 0$' $RX || fail "rx_errors still pending: $(cat $RX)"
 
 	echo "== $drv: TCP, small SDMA ring"
 	busy0=$(sdma tx_busy) wakes0=$(sdma queue_wakes)
