@@ -5,7 +5,7 @@
 
 use crate::encap::{xmit_skb, SKB_HEADROOM};
 use crate::mac_table::{MacIndex, MacSlot};
-use crate::vema_port::TrapSink;
+use crate::trap_sink::TrapSink;
 use crate::vport_stats::ETHTOOL_STATS;
 use crate::wire::{
     encap::{crc32_le, entropy_from_hash, frame_dmac, frame_vlan_tci},
