@@ -35,6 +35,8 @@
 //! drop(file);
 //! # Ok::<(), Error>(())
 //! ```
+//!
+//! [`debugfs_file_operations!`]: crate::debugfs_file_operations
 
 use crate::ffi::{c_char, c_int, c_void};
 use crate::{
@@ -135,6 +137,8 @@ struct OpenFile<T: FileOps> {
 /// for code built into the kernel); the value lives in a `static` of that module, so it stays
 /// valid as long as any file that uses it is open (an open file holds a reference to the
 /// owner).
+///
+/// [`debugfs_file_operations!`]: crate::debugfs_file_operations
 pub struct FileOperations<T: FileOps> {
     fops: bindings::file_operations,
     _t: PhantomData<T>,
@@ -151,6 +155,8 @@ impl<T: FileOps> FileOperations<T> {
     /// `owner` is the module (`__this_module`) whose code `T`'s methods are, or null if that code
     /// is built into the kernel, and the result is stored in a `static` of that module. Use
     /// [`debugfs_file_operations!`], which does both.
+    ///
+    /// [`debugfs_file_operations!`]: crate::debugfs_file_operations
     #[doc(hidden)]
     pub const unsafe fn new(owner: *mut bindings::module) -> Self {
         // INVARIANT: The caller guarantees the owner and the storage.

@@ -96,6 +96,8 @@ struct Attached<T: Client> {
 ///
 /// [`HasClientVTable::vtable`] returns the same `static` every time, and it is the only
 /// [`ClientVTable`] of `Self` that is ever registered. [`ib_client_vtable!`] implements it so.
+///
+/// [`ib_client_vtable!`]: crate::ib_client_vtable
 pub unsafe trait HasClientVTable: Client {
     /// The client's one `struct ib_client`.
     fn vtable() -> &'static ClientVTable<Self>;
@@ -129,6 +131,8 @@ macro_rules! ib_client_vtable {
 /// `client` is a valid `struct ib_client` whose `name` is [`Client::NAME`] and whose `add` and
 /// `remove` are the trampolines of `T`. `registered` is true while a [`Registration`] of it
 /// exists.
+///
+/// [`ib_client_vtable!`]: crate::ib_client_vtable
 pub struct ClientVTable<T: Client> {
     client: Opaque<bindings::ib_client>,
     registered: AtomicBool,
@@ -141,6 +145,8 @@ unsafe impl<T: Client> Sync for ClientVTable<T> {}
 
 impl<T: HasClientVTable> ClientVTable<T> {
     /// Creates the vtable of `T`, for the `static` of [`ib_client_vtable!`].
+    ///
+    /// [`ib_client_vtable!`]: crate::ib_client_vtable
     #[doc(hidden)]
     pub const fn new() -> Self {
         // INVARIANT: `client` is a valid `ib_client` with `T`'s name and trampolines, and the

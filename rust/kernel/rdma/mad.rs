@@ -140,9 +140,9 @@ impl<H: MadHandler> Agent<H> {
     }
 
     /// The agent's [`Sender`], for objects that send MADs outside the handler's callbacks
-    /// (without keeping the agent registered).
-    pub fn sender(&self) -> Arc<Sender> {
-        self.inner().sender.clone()
+    /// (without keeping the agent registered): such an object keeps a clone.
+    pub fn sender(&self) -> &Arc<Sender> {
+        &self.inner().sender
     }
 
     /// Sends `mad` (a whole MAD: vendor header and data, its first byte the base version) to

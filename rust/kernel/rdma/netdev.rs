@@ -118,7 +118,7 @@ struct Inner<T: VnicUlp> {
 /// `netdev` was allocated by the device for `RDMA_NETDEV_OPA_VNIC` and is registered; its
 /// `rdma_netdev.clnt_priv` is an `Inner<T>` (allocated with `KBox`) whose `hfi_ops` are the
 /// device's operations; its `netdev_ops` are `T`'s trampolines and its `priv_destructor` is
-/// [`UlpNetdev::release`], which frees the netdev and the `Inner<T>` once the netdev is
+/// `UlpNetdev::release`, which frees the netdev and the `Inner<T>` once the netdev is
 /// unregistered and unused.
 pub struct UlpNetdev<T: VnicUlp> {
     netdev: NonNull<bindings::net_device>,

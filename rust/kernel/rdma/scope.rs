@@ -37,7 +37,7 @@ struct ScopeInner {
 /// # Invariants
 ///
 /// `inner` points to a live `ScopeInner` whose `handles` counts this handle; the scope's owner
-/// ([`ScopeOwner`]) frees it only after every handle is dropped, and the device stays
+/// (`ScopeOwner`) frees it only after every handle is dropped, and the device stays
 /// registered until then.
 pub struct DeviceScope {
     inner: NonNull<ScopeInner>,

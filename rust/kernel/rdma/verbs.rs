@@ -17,7 +17,7 @@
 //! Two things stay here because safe code could not do them soundly:
 //!
 //! - The receive buffers a QP's consumer posts: they are only valid until the request
-//!   completes or the QP is destroyed, so the [`Qp`] keeps them ([`RecvQueue`]) and a
+//!   completes or the QP is destroyed, so the [`Qp`] keeps them (`RecvQueue`) and a
 //!   provider reaches one only under the queue's lock ([`PostedRecv`] borrows it).
 //! - The call of the CQ's completion handler: [`Cq::notify`] defers it to a work item, as
 //!   rdmavt's `rvt_cq_enter()` does, so that it never runs in the context (and under the

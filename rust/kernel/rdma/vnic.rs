@@ -120,7 +120,7 @@ const PRIV_OFFSET: usize = offset_of!(bindings::opa_vnic_rdma_netdev, dev_priv);
 ///
 /// # Invariants
 ///
-/// The `net_device` was allocated by [`Adapter::alloc_rdma_netdev`] of `T`: its private area
+/// The `net_device` was allocated by `Adapter::alloc_rdma_netdev` of `T`: its private area
 /// holds an initialised `T::Vnic` at `PRIV_OFFSET`, until `free_rdma_netdev`. References
 /// exist only while the netdev is allocated; counted ones ([`ARef`](crate::types::ARef)) hold
 /// a `dev_hold` reference, which `unregister_netdev` waits for.

@@ -126,6 +126,38 @@ netns_host() {
 	must ip -n "$1" link set lo up
 }
 
+# quiet_netns NS...: network namespaces whose IPv6 sends nothing of its own
+# accord (router solicitations and DAD off before any netdev arrives: they
+# would put frames on the wire at random times).
+quiet_netns() {
+	local ns
+	for ns in "$@"; do
+		must ip netns add "$ns"
+		must ip netns exec "$ns" sh -c 'for k in router_solicitations dad_transmits; do
+			echo 0 >/proc/sys/net/ipv6/conf/default/$k; echo 0 >/proc/sys/net/ipv6/conf/all/$k; done'
+	done
+}
+
+# vlan10 NS DEV ADDR/LEN: a VLAN device vl10 on DEV in NS (VLAN 10, priority
+# 0 sent as PCP 5), with the address, up.
+vlan10() {
+	must ip -n "$1" link add link "$2" name vl10 type vlan id 10 egress-qos-map 0:5
+	must ip -n "$1" addr add "$3" dev vl10
+	must ip -n "$1" link set vl10 up
+}
+
+# permanent_neigh NS DEV MAC ADDR...: permanent neighbours ADDR... at MAC on
+# DEV in NS. The stack's own ARP and neighbour discovery go out when its
+# timers say (a delayed probe can land in any later step, more so on a slow
+# kernel), which would make runs differ by timing alone.
+permanent_neigh() {
+	local ns=$1 dev=$2 mac=$3 addr
+	shift 3
+	for addr in "$@"; do
+		must ip -n "$ns" neigh replace "$addr" lladdr "$mac" dev "$dev" nud permanent
+	done
+}
+
 # load_vnic_stack DRV [OPASIM_PARAM...]: opasim (with its parameters), umad
 # and the VNIC driver DRV (opa_vnic or opa_vnic_rs), the stack the VNIC
 # scenarios run each driver on; unload_vnic_stack DRV takes it down again.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+// Imports sim.rs and is imported by it: its files act on the Sim, which owns them per device.
 
 //! The run-time interface, in debugfs (`/sys/kernel/debug/opasim/`):
 //!

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+// Imports control.rs and is imported by it: the Sim owns each device's files, which act on it.
 
 //! The simulated devices: creating, configuring and removing them, at load time and at run
 //! time (through the debugfs files of [`crate::control`]).

@@ -20,6 +20,7 @@ pub mod wire;
 
 mod encap;
 pub mod mac_table;
+mod trap_sink;
 pub mod vema_agent;
 mod vema_backend;
 mod vema_port;

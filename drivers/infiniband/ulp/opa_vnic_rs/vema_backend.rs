@@ -4,8 +4,8 @@
 //! state, with the device the request arrived on.
 
 use crate::mac_table::{merge, MacIndex};
+use crate::trap_sink::TrapSink;
 use crate::vema_agent::VportBackend;
-use crate::vema_port::{TrapSink, VemaPort};
 use crate::vport::{VportMacs, VportShared, VportUlp};
 use crate::vport_stats::{self, VportId};
 use crate::wire::{
@@ -18,7 +18,7 @@ use kernel::{
     net::rtnl::Rtnl,
     prelude::*,
     rdma::{
-        mad::Agent,
+        mad::Sender,
         netdev::{AddrList, UlpNetdev},
         scope::DeviceScope,
     },
@@ -60,8 +60,8 @@ pub(crate) struct Backend<'a> {
     pub(crate) state: &'a mut PortState,
     pub(crate) device: &'a DeviceScope,
     pub(crate) trap_sink: &'a Arc<IrqSpinLock<TrapSink>>,
-    /// The port's own agent, whose sender the netdevs send their traps with.
-    pub(crate) agent: &'a Agent<VemaPort>,
+    /// The sender of the port's own agent, which the netdevs send their traps with.
+    pub(crate) sender: &'a Arc<Sender>,
 }
 
 impl Backend<'_> {
@@ -82,7 +82,7 @@ impl Backend<'_> {
             self.state.port,
             VportUlp {
                 shared: shared.clone(),
-                agent: self.agent.sender(),
+                agent: self.sender.clone(),
                 trap_sink: self.trap_sink.clone(),
                 num,
             },

@@ -15,6 +15,7 @@
 //! The vports themselves are in [`crate::vema_backend`] (what the agent changes) and
 //! [`crate::vport`] (what their netdevs do).
 
+use crate::trap_sink::{trap_pkey_index, TrapSink};
 use crate::vema_agent::{self, RESPONSE_LEN};
 use crate::vema_backend::{Backend, PortState};
 use crate::wire::{
@@ -41,27 +42,6 @@ pub(crate) struct Locked {
     /// A request that arrived shorter than a whole MAD, zero-filled past what arrived (see
     /// [`RecvMad::read_padded`]).
     pub(crate) req: KBox<[u8; OPA_MGMT_MAD_SIZE]>,
-}
-
-/// Where traps go: what the EM set in ClassPortInfo, kept apart from the port's mutex so
-/// that the netdev callbacks (under RTNL) can read it.
-pub(crate) struct TrapSink {
-    pub(crate) lid: u32,
-    pub(crate) sl: u8,
-    pub(crate) tid: u64,
-    /// The P_Key index traps go with (see [`trap_pkey_index`]).
-    pub(crate) pkey_index: u16,
-}
-
-/// The P_Key index of a port's traps: the full default P_Key's, else the limited one's, else
-/// 1, as `vema_get_pkey_ix()` picks it. The C driver searches the table for every trap, in
-/// atomic context too; this driver searches it when it registers the agent and when the port's
-/// P_Key table changes.
-pub(crate) fn trap_pkey_index(device: &Device, port: u32) -> u16 {
-    device
-        .find_pkey(port, 0xffff)
-        .or_else(|| device.find_pkey(port, 0x7fff))
-        .unwrap_or(1)
 }
 
 /// The MAD handler of a port's VEMA agent.
@@ -121,7 +101,7 @@ impl MadHandler for VemaPort {
             state,
             device: mad.device(),
             trap_sink: &self.trap_sink,
-            agent,
+            sender: agent.sender(),
         };
         // The answer is built in the send buffer itself, which the MAD layer zeroed.
         let mut unanswerable = None;

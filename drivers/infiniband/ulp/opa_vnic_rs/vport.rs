@@ -5,7 +5,7 @@
 
 use crate::encap::{xmit_skb, SKB_HEADROOM};
 use crate::mac_table::{MacIndex, MacSlot};
-use crate::vema_port::TrapSink;
+use crate::trap_sink::TrapSink;
 use crate::vport_stats::ETHTOOL_STATS;
 use crate::wire::{
     encap::{crc32_le, entropy_from_hash, frame_dmac, frame_vlan_tci},
@@ -84,7 +84,7 @@ pub(crate) struct VportState {
     pub(crate) mmac_hash: u32,
 }
 
-/// The VL of a frame by multicast or not, then by PCP or untagged ([`TxPlan::vl_index`]): a
+/// The VL of a frame by multicast or not, then by PCP or untagged ([`TxPlan::vl_table`]): a
 /// copy of the plan's that queue selection reads with no RCU read-side section (the stack
 /// calls it outside one for a packet socket that bypasses the qdisc). An entry read while
 /// the EM changes the table is the old or the new one; either only chooses a queue, and
@@ -92,23 +92,22 @@ pub(crate) struct VportState {
 pub(crate) struct VlTable([[AtomicU8; MAX_NUM_PCP + 1]; 2]);
 
 impl VlTable {
-    fn new(plan: &TxPlan) -> Self {
-        Self(plan.vl_table().map(|t| t.map(AtomicU8::new)))
+    fn new(table: [[u8; MAX_NUM_PCP + 1]; 2]) -> Self {
+        Self(table.map(|t| t.map(AtomicU8::new)))
     }
 
-    fn set(&self, plan: &TxPlan) {
-        for (row, new) in self.0.iter().zip(plan.vl_table()) {
+    fn set(&self, table: [[u8; MAX_NUM_PCP + 1]; 2]) {
+        for (row, new) in self.0.iter().zip(table) {
             for (vl, new) in row.iter().zip(new) {
                 vl.store(new, Ordering::Relaxed);
             }
         }
     }
 
+    /// The VL of a frame to `dmac` with the VLAN tag `tci`, read as [`TxPlan::vl`] reads it.
     #[inline]
     fn get(&self, dmac: &[u8; ETH_ALEN], tci: Option<u16>) -> u8 {
-        let (mc, tag) = TxPlan::vl_index(dmac, tci);
-        let row = if mc != 0 { &self.0[1] } else { &self.0[0] };
-        row.get(tag).map_or(0, |vl| vl.load(Ordering::Relaxed))
+        TxPlan::entry(&self.0, dmac, tci).map_or(0, |vl| vl.load(Ordering::Relaxed))
     }
 }
 
@@ -132,7 +131,7 @@ impl VportShared {
             plan: TxPlan::new(&info),
             macs: None,
         };
-        let vl = VlTable::new(&tx.plan);
+        let vl = VlTable::new(tx.plan.vl_table());
         Arc::pin_init(
             try_pin_init!(Self {
                 tx <- Rcu::new(tx, GFP_KERNEL),
@@ -156,12 +155,13 @@ impl VportShared {
     /// set.
     pub(crate) fn publish(&self, macs: Option<Arc<VportMacs>>) -> Result {
         let info = self.state.lock().info;
-        let snapshot = TxSnapshot {
-            plan: TxPlan::new(&info),
-            macs,
-        };
-        self.vl.set(&snapshot.plan);
-        self.tx.replace(snapshot, GFP_KERNEL)
+        let plan = TxPlan::new(&info);
+        let vl = plan.vl_table();
+        self.tx.replace(TxSnapshot { plan, macs }, GFP_KERNEL)?;
+        // Only now: queue selection must not pick by a plan that transmit never sends with
+        // (the replace fails if it cannot allocate).
+        self.vl.set(vl);
+        Ok(())
     }
 
     /// Oper state and link status follow the configured state and the interface's; the

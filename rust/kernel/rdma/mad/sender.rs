@@ -24,7 +24,7 @@ use core::{
 ///
 /// # Invariants
 ///
-/// `agent` is null (the agent's address is not known yet), [`Sender::revoked`] (its
+/// `agent` is null (the agent's address is not known yet), `Sender::revoked` (its
 /// registration is being dropped), or a registered agent. It changes from null to the agent
 /// once, then to `revoked()` once, and an RCU grace period passes between the latter and the
 /// agent's unregistration.

@@ -152,6 +152,8 @@ pub struct PortImmutable {
 /// # Invariants
 ///
 /// `name` is a static C string, `priv` is null.
+///
+/// [`Provider::port_counter_descs`]: crate::rdma::provider::Provider::port_counter_descs
 #[repr(transparent)]
 pub struct StatDesc(bindings::rdma_stat_desc);
 

@@ -21,7 +21,7 @@ use core::{
 /// # Invariants
 ///
 /// `ib` is a `struct ib_device` allocated by `_ib_alloc_device` with the size of `Self`, its
-/// ops are the ones of `T` (see [`Adapter`]), and `data` is initialised, for as long as a
+/// ops are the ones of `T` (see `Adapter`), and `data` is initialised, for as long as a
 /// reference to `Self` exists.
 #[repr(C)]
 pub struct ProviderDevice<T: Provider> {

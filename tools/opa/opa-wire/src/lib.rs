@@ -30,11 +30,14 @@ pub mod wire;
 
 pub use wire::*;
 
-/// The VEMA agent's request processing, as the kernel driver runs it.
+// The VEMA agent's request processing, as the kernel driver runs it. Its docs are the file's
+// own (`//!`): an outer doc here would make rustdoc resolve the file's links from this crate's
+// root, where `process` and `VportBackend` do not exist.
 #[path = "../../../../drivers/infiniband/ulp/opa_vnic_rs/vema_agent.rs"]
 pub mod vema_agent;
 
-/// The MAC table of a virtual port as transmit reads it, as the kernel driver keeps it.
+// The MAC table of a virtual port as transmit reads it, as the kernel driver keeps it (docs:
+// the file's own, as for `vema_agent`).
 #[path = "../../../../drivers/infiniband/ulp/opa_vnic_rs/mac_table.rs"]
 pub mod mac_table;
 

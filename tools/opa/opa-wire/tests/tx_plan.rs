@@ -116,6 +116,13 @@ proptest! {
         prop_assert_eq!(got, by_the_rules(&info, &frame, proto, hash, eth_len, mac_dlid));
         let t = TxFrame::parse(&frame, proto);
         prop_assert_eq!(plan.vl(&t.dmac, t.vlan_tci), info.vport.select_vl(&t.dmac, t.vlan_tci));
+        // Queue selection's copy of the VL table, read by the same rule, picks the VL
+        // transmit sends with.
+        let vl_table = plan.vl_table();
+        prop_assert_eq!(
+            TxPlan::entry(&vl_table, &t.dmac, t.vlan_tci).copied(),
+            Some(plan.vl(&t.dmac, t.vlan_tci))
+        );
     }
 }
 

@@ -209,9 +209,10 @@ mac_entries() {
 run_em() {
 	local round=$1 drv=$2 test=$3 n=$((SECS * 200)) out us pid
 	if [ "$PROFILE" = 1 ]; then
-		# Enough Sets to outlast the window.
-		n=$((SECS * 3000))
-		/opa/vema-sets -d umad0 --dlid 2 --attr "$4" --mod 0 --count $n "$5" "$6" \
+		# Sets for a second before the window and one after: a count
+		# would not say how long they last (the C driver answers
+		# em-vport's thousands a second under TCG, em-mac's tens).
+		/opa/vema-sets -d umad0 --dlid 2 --attr "$4" --mod 0 --secs $((SECS + 2)) "$5" "$6" \
 			>/tmp/vema-sets.out 2>&1 &
 		pid=$!
 		sleep 1
@@ -221,6 +222,8 @@ run_em() {
 		sync
 		wait $pid || fail "$drv $test: $(cat /tmp/vema-sets.out)"
 		out=$(cat /tmp/vema-sets.out)
+		n=$(echo "$out" | sed -n 's/^vema-sets: \([0-9]*\) Sets:.*/\1/p')
+		[ -n "$n" ] || fail "$drv $test: no count in '$out'"
 	else
 		out=$(/opa/vema-sets -d umad0 --dlid 2 --attr "$4" --mod 0 --count $n "$5" "$6") ||
 			fail "$drv $test: $out"

@@ -121,11 +121,7 @@ run_with() {
 	a=$(netdev_by_mac 02:00:00:00:01:00)
 	b=$(netdev_by_mac 02:00:00:00:02:00)
 	[ -n "$a" ] && [ -n "$b" ] || fail "$drv: the VNIC netdevs are missing"
-	for ns in na nb; do
-		must ip netns add $ns
-		must ip netns exec $ns sh -c 'for k in router_solicitations dad_transmits; do
-			echo 0 >/proc/sys/net/ipv6/conf/default/$k; echo 0 >/proc/sys/net/ipv6/conf/all/$k; done'
-	done
+	quiet_netns na nb
 	n=1
 	for pair in "na $a" "nb $b"; do
 		set -- $pair
@@ -134,15 +130,13 @@ run_with() {
 		must ip -n "$1" addr add 10.21.0.$n/24 dev "$2"
 		must ip -n "$1" link set "$2" up
 		must ip -n "$1" link set lo up
-		must ip -n "$1" link add link "$2" name vl10 type vlan id 10 egress-qos-map 0:5
-		must ip -n "$1" addr add 10.22.0.$n/24 dev vl10
-		must ip -n "$1" link set vl10 up
+		vlan10 "$1" "$2" 10.22.0.$n/24
 		n=2
 	done
 	for peer in "na $a 2 02:00:00:00:02:00" "nb $b 1 02:00:00:00:01:00"; do
 		set -- $peer
-		must ip -n "$1" neigh replace 10.21.0.$3 lladdr "$4" dev "$2" nud permanent
-		must ip -n "$1" neigh replace 10.22.0.$3 lladdr "$4" dev vl10 nud permanent
+		permanent_neigh "$1" "$2" "$4" 10.21.0.$3
+		permanent_neigh "$1" vl10 "$4" 10.22.0.$3
 	done
 	sleep 3
 

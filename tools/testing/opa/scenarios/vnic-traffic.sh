@@ -137,14 +137,10 @@ run_with() {
 		must ip link set dev "$d" mtu 9000
 	done
 	# Each netdev in its namespace, with an IPv4 and an IPv6 address, and a
-	# VLAN device on top (VLAN 10, priority 0 sent as PCP 5). IPv6 router
-	# solicitations and DAD would put frames on the wire at random times:
-	# off, before the netdevs arrive.
-	for ns in na nb; do
-		must ip netns add $ns
-		must ip netns exec $ns sh -c 'for k in router_solicitations dad_transmits; do
-			echo 0 >/proc/sys/net/ipv6/conf/default/$k; echo 0 >/proc/sys/net/ipv6/conf/all/$k; done'
-	done
+	# VLAN device on top; permanent neighbours, so that the steps do not
+	# differ between the drivers by the stack's timers (ARP frames have
+	# steps of their own).
+	quiet_netns na nb
 	n=1
 	for pair in "na $a" "nb $b"; do
 		set -- $pair
@@ -153,20 +149,13 @@ run_with() {
 		must ip -n "$1" addr add fd00::$n/64 dev "$2" nodad
 		must ip -n "$1" link set "$2" up
 		must ip -n "$1" link set lo up
-		must ip -n "$1" link add link "$2" name vl10 type vlan id 10 egress-qos-map 0:5
-		must ip -n "$1" addr add 10.12.0.$n/24 dev vl10
-		must ip -n "$1" link set vl10 up
+		vlan10 "$1" "$2" 10.12.0.$n/24
 		n=2
 	done
-	# Permanent neighbours: the stack's own ARP and neighbour discovery go
-	# out when its timers say (a delayed probe can land in any later step,
-	# more so on a slow kernel), which would make the steps differ between
-	# the drivers by timing alone. ARP frames have steps of their own.
 	for peer in "na $a 2 02:00:00:00:02:00" "nb $b 1 02:00:00:00:01:00"; do
 		set -- $peer
-		must ip -n "$1" neigh replace 10.11.0.$3 lladdr "$4" dev "$2" nud permanent
-		must ip -n "$1" neigh replace fd00::$3 lladdr "$4" dev "$2" nud permanent
-		must ip -n "$1" neigh replace 10.12.0.$3 lladdr "$4" dev vl10 nud permanent
+		permanent_neigh "$1" "$2" "$4" 10.11.0.$3 fd00::$3
+		permanent_neigh "$1" vl10 "$4" 10.12.0.$3
 	done
 	# Let the stack's own reports (IGMP, MLD) go out before anything is
 	# measured.

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Typed errors of the wire module and the MAD status code each maps to.
-
-use super::mad::{
-    MAD_STATUS_BAD_VERSION, MAD_STATUS_INVALID_ATTRIB_VALUE, MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB,
-};
+//! Typed errors of the wire module. The MAD status each maps to is the MAD layer's
+//! ([`WireError::mad_status`], in [`super::mad`]), which keeps this file free of imports.
 
 /// Every way encoding or decoding a wire structure can fail.
 ///
@@ -81,23 +78,4 @@ pub enum WireError {
     /// VEMA: the attribute modifier names a virtual port that does not
     /// exist; the port number.
     NoSuchVport(u8),
-}
-
-impl WireError {
-    /// The MAD status (host order) a VEMA response carries for this error.
-    ///
-    /// Matches the C driver: an unsupported method and an unsupported
-    /// attribute both answer `0x000c` (unsupported method/attribute
-    /// combination), a bad version answers `0x0004`, and every invalid
-    /// field, modifier or length answers `0x001c` (invalid attribute value
-    /// or modifier).
-    pub const fn mad_status(self) -> u16 {
-        match self {
-            WireError::UnsupportedMethod(_) | WireError::UnsupportedAttribute(_) => {
-                MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB
-            }
-            WireError::BadBaseVersion(_) | WireError::BadClassVersion(_) => MAD_STATUS_BAD_VERSION,
-            _ => MAD_STATUS_INVALID_ATTRIB_VALUE,
-        }
-    }
 }

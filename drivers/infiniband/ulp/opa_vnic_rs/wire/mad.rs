@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The common MAD header, the vendor (VEMA) MAD layout, methods, status
-//! codes, attribute ids and the classification of a received VEMA request.
+//! codes (and the one each [`WireError`] answers), attribute ids and the
+//! classification of a received VEMA request.
 
 use super::codec::{Field, Reader, Writer};
 use super::error::WireError;
@@ -49,6 +50,25 @@ pub const MAD_STATUS_UNSUPPORTED_METHOD: u16 = 0x0008;
 pub const MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB: u16 = 0x000c;
 /// MAD status: invalid attribute value or modifier.
 pub const MAD_STATUS_INVALID_ATTRIB_VALUE: u16 = 0x001c;
+
+impl WireError {
+    /// The MAD status (host order) a VEMA response carries for this error.
+    ///
+    /// Matches the C driver: an unsupported method and an unsupported
+    /// attribute both answer `0x000c` (unsupported method/attribute
+    /// combination), a bad version answers `0x0004`, and every invalid
+    /// field, modifier or length answers `0x001c` (invalid attribute value
+    /// or modifier).
+    pub const fn mad_status(self) -> u16 {
+        match self {
+            WireError::UnsupportedMethod(_) | WireError::UnsupportedAttribute(_) => {
+                MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB
+            }
+            WireError::BadBaseVersion(_) | WireError::BadClassVersion(_) => MAD_STATUS_BAD_VERSION,
+            _ => MAD_STATUS_INVALID_ATTRIB_VALUE,
+        }
+    }
+}
 
 /// Attribute: ClassPortInfo.
 pub const ATTR_CLASS_PORT_INFO: u16 = 0x0001;

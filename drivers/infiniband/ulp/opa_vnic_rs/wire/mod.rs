@@ -12,11 +12,12 @@
 //! - [`encap`]: the transmit decisions (entropy, default port, SC, VL, RC,
 //!   DLID, MAC table hash, MAC list checksum);
 //! - [`mad`]: the common MAD header, the vendor (VEMA) MAD, methods, status
-//!   codes, attribute ids and request classification;
+//!   codes (and the status each error maps to), attribute ids and request
+//!   classification;
 //! - [`vema_info`], [`vema_mac`], [`vema_counters`]: every VEMA attribute;
 //! - [`trap`]: the VNIC trap and its Notice;
 //! - [`tx_plan`]: the transmit decisions of a vport, as tables made when it changes;
-//! - [`error`]: the typed errors and the MAD status each maps to.
+//! - [`error`]: the typed errors.
 //!
 //! Multi-byte MAD fields are big-endian; the 16B header is made of
 //! little-endian words, as the HFI reads it.

@@ -147,37 +147,32 @@ impl TxPlan {
         }
     }
 
-    /// The SC and VL table of frames to `dmac`.
-    #[inline]
-    fn sc_vl(&self, dmac: &[u8; ETH_ALEN]) -> &[u32; MAX_NUM_PCP + 1] {
-        let [uc, mc] = &self.sc_vl;
-        if dmac[0] & 1 != 0 {
-            mc
-        } else {
-            uc
-        }
-    }
-
-    /// The VL of every entry of [`TxPlan::vl_index`], for a copy that queue selection reads
-    /// without the plan.
+    /// The VL of every entry of the SC and VL table, for a copy that queue selection reads
+    /// without the plan (with [`TxPlan::entry`], as the plan reads its own).
     pub fn vl_table(&self) -> [[u8; MAX_NUM_PCP + 1]; 2] {
         self.sc_vl.map(|t| t.map(|e| e as u8))
     }
 
-    /// Where the VL of a frame to `dmac` with the VLAN tag `tci` is in
-    /// [`TxPlan::vl_table`]: multicast or not, then the PCP or the untagged entry.
+    /// The entry of a frame to `dmac` with the VLAN tag `tci` in a table by multicast or
+    /// not, then by PCP or untagged: the one rule of where a frame's SC and VL are, which
+    /// [`TxPlan::encap`], [`TxPlan::vl`] and a copy of [`TxPlan::vl_table`] all read by.
+    /// `None` never happens (a PCP has 3 bits).
     #[inline]
-    pub fn vl_index(dmac: &[u8; ETH_ALEN], tci: Option<u16>) -> (usize, usize) {
-        (usize::from(dmac[0] & 1), tci.map_or(UNTAGGED, vlan_pcp))
+    pub fn entry<'a, T>(
+        table: &'a [[T; MAX_NUM_PCP + 1]; 2],
+        dmac: &[u8; ETH_ALEN],
+        tci: Option<u16>,
+    ) -> Option<&'a T> {
+        let mc = usize::from(dmac[0] & 1);
+        let tag = tci.map_or(UNTAGGED, vlan_pcp);
+        table.get(mc)?.get(tag)
     }
 
     /// The VL of a frame to `dmac` with the VLAN tag `tci` (`opa_vnic_get_vl()`), as
     /// [`TxPlan::encap`] chooses it.
     #[inline]
     pub fn vl(&self, dmac: &[u8; ETH_ALEN], tci: Option<u16>) -> u8 {
-        let tag = tci.map_or(UNTAGGED, vlan_pcp);
-        let sc_vl = self.sc_vl(dmac).get(tag);
-        sc_vl.map_or(0, |&p| p as u8)
+        Self::entry(&self.sc_vl, dmac, tci).map_or(0, |&p| p as u8)
     }
 
     /// The metadata and 16B header in front of the Ethernet frame of `eth_len` bytes whose
@@ -207,9 +202,9 @@ impl TxPlan {
                 self.ucast_dlid.get(flow_id(entropy)).copied().unwrap_or(0)
             };
         }
-        let tag = TxFrame::vlan_tci(frame).map_or(UNTAGGED, vlan_pcp);
-        // `tag` is at most `UNTAGGED` (a PCP has 3 bits): this never misses.
-        let sc_vl = self.sc_vl(&dmac).get(tag).copied().unwrap_or(0);
+        let sc_vl = Self::entry(&self.sc_vl, &dmac, TxFrame::vlan_tci(frame))
+            .copied()
+            .unwrap_or(0);
 
         // The metadata as one word: VL, entropy, flags, reserved.
         let mdata = (sc_vl & 0xff) | (u32::from(entropy) << 8);

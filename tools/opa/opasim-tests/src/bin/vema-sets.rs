@@ -4,11 +4,11 @@
 //! `vnic-em` run per Set would make the EM's side far slower than what it races against.
 //!
 //! ```text
-//! vema-sets -d UMAD --dlid LID --attr ID [--mod N] [--count C] [--timeout-ms T] HEX...
+//! vema-sets -d UMAD --dlid LID --attr ID [--mod N] [--count C | --secs S] [--timeout-ms T] HEX...
 //! ```
 //!
-//! Sends `C` Sets (default: one per `HEX`) of attribute `ID` with modifier `N` to LID, one
-//! at a time, their data taken from the `HEX` arguments in turn (the first Set carries the
+//! Sends `C` Sets (default: one per `HEX`; with `--secs`, as many as `S` seconds take) of
+//! attribute `ID` with modifier `N` to LID, one at a time, their data taken from the `HEX` arguments in turn (the first Set carries the
 //! first, and so on, round and round), each in a whole OPA MAD, and waits up to T ms
 //! (default 1000) for each answer. Prints one line, `vema-sets: C Sets: A answered with
 //! status 0, B with another status, L not answered, in U us` (the time from the first send to
@@ -55,8 +55,12 @@ struct Args {
     #[arg(long = "mod", value_name = "N", default_value = "0", value_parser = num::<u32>)]
     attr_mod: u32,
     /// Sets to send (default: one per HEX)
-    #[arg(long, value_name = "C", value_parser = num::<u64>)]
+    #[arg(long, value_name = "C", value_parser = num::<u64>, conflicts_with = "secs")]
     count: Option<u64>,
+    /// Send Sets for this many seconds instead of a count (make profile's windows: a count
+    /// that outlasts one depends on how fast the agent answers)
+    #[arg(long, value_name = "S", value_parser = nonzero::<u64>)]
+    secs: Option<u64>,
     /// How long each Set waits for its answer, in ms
     #[arg(long, value_name = "T", default_value = "1000", value_parser = num::<u32>)]
     timeout_ms: u32,
@@ -70,11 +74,20 @@ fn run(a: &Args) -> Result<ExitCode, String> {
     let umad = a.umad.strip_prefix("/dev/infiniband/").unwrap_or(&a.umad);
     let (mut agent, id) = Device::open_agent(umad_dev_path(umad), &Registration::default())
         .map_err(|e| format!("cannot register an agent on {umad}: {e}"))?;
-    let count = a.count.unwrap_or(a.data.len() as u64);
+    let limit = a.secs.map(Duration::from_secs);
+    let count = match limit {
+        Some(_) => u64::MAX,
+        None => a.count.unwrap_or(a.data.len() as u64),
+    };
+    let mut sent = 0u64;
     let base = (std::process::id() & 0xffff) << 16;
     let (mut ok, mut other, mut lost) = (0u64, 0u64, 0u64);
     let start = Instant::now();
     for i in 0..count {
+        if limit.is_some_and(|l| start.elapsed() >= l) {
+            break;
+        }
+        sent += 1;
         let tid = base | (i as u32 & 0xffff);
         let mut mad = rmpp::plain(METHOD_SET, tid, a.attr, a.attr_mod);
         let data = &a.data[(i % a.data.len() as u64) as usize];
@@ -108,11 +121,11 @@ fn run(a: &Args) -> Result<ExitCode, String> {
         }
     }
     println!(
-        "vema-sets: {count} Sets: {ok} answered with status 0, {other} with another status, \
+        "vema-sets: {sent} Sets: {ok} answered with status 0, {other} with another status, \
          {lost} not answered, in {} us",
         start.elapsed().as_micros()
     );
-    Ok(if ok == count {
+    Ok(if ok == sent {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -47,7 +47,7 @@ pub struct Io<'a> {
 }
 
 /// Reports an error that the command goes on after; its exit code is
-/// [`Exit::of`] it.
+/// [`Exit::of`](crate::error::Exit::of) it.
 pub(crate) fn report_err(io: &mut Io<'_>, e: &EmError) -> io::Result<()> {
     writeln!(io.err, "vnic-em: {e}")
 }
