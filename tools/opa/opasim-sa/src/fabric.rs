@@ -7,6 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use opa_umad::{parse_sysfs_guid, parse_sysfs_num};
+use opa_wire::sa::records::CAP_MASK3_IS_ETH_ON_FABRIC;
 
 /// One port of the fabric.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +54,15 @@ impl PortView {
             state: 4,
             cap_mask: 0,
             cap_mask3: 0,
+        }
+    }
+
+    /// [`sample`](Self::sample) with the capability a VNIC driver sets (IsEthOnFabric in
+    /// CapabilityMask3): a host port an EM configures.
+    pub fn vnic_host(dev: u8, lid: u32, desc: &str) -> Self {
+        PortView {
+            cap_mask3: CAP_MASK3_IS_ETH_ON_FABRIC,
+            ..Self::sample(dev, lid, desc)
         }
     }
 
@@ -235,17 +245,8 @@ mod tests {
         assert_eq!(
             v.ports,
             [PortView {
-                ibdev: "opasim0".into(),
-                node_guid: 0x0011_7501_0000_0000,
-                sys_image_guid: 0x0011_7501_0000_0000,
-                node_desc: "hostA hfi1_0".into(),
-                num_ports: 1,
-                port_num: 1,
-                port_guid: 0x0011_7501_0000_0001,
-                lid: 2,
-                state: 4,
                 cap_mask: 0x10000,
-                cap_mask3: 0x2000,
+                ..PortView::vnic_host(0, 2, "hostA hfi1_0")
             }]
         );
         assert!(v.by_guid(0x0011_7501_0000_0001).is_some());

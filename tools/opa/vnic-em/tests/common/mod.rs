@@ -79,6 +79,17 @@ mac = "02:00:00:00:03:01"
 enabled = false
 "#;
 
+/// The ports of [`fabric`] as opasim's SA knows them: the EM's (`em hfi1_0`, LID 1), and
+/// the two hosts a VNIC driver serves at the LIDs of the VEMA agents, `hostA hfi1_0` (2)
+/// and `hostB hfi1_0` (3).
+pub fn sa_ports() -> Vec<PortView> {
+    vec![
+        PortView::sample(0, 1, "em hfi1_0"),
+        PortView::vnic_host(1, 2, "hostA hfi1_0"),
+        PortView::vnic_host(2, 3, "hostB hfi1_0"),
+    ]
+}
+
 /// Makes opasim's SA answer `f`'s SA queries from `ports` (the SM at LID 1); returns the
 /// view it answers from, for a test to change the fabric under the SA.
 pub fn with_sa(f: &mut FakeFabric, ports: Vec<PortView>) -> Rc<RefCell<FabricView>> {
