@@ -27,6 +27,7 @@ pub mod sysfs;
 pub use dev::{AgentId, Device, Recv, RecvError, Registration, SendError};
 pub use hdr::{RecvHdr, SendHdr, QP1_QKEY, UMAD_HDR_SIZE};
 pub use sysfs::{
-    list_ports, mgmt_pkey_index, parse_sysfs_guid, parse_sysfs_lid, parse_sysfs_num, select_port,
-    umad_dev_path, DiscoveryError, PortSelect, UmadPort, UMAD_ABI_VERSION,
+    list_ports, mgmt_pkey_index, parse_sysfs_gid_guid, parse_sysfs_guid, parse_sysfs_lid,
+    parse_sysfs_num, select_port, umad_dev_path, DiscoveryError, PortSelect, UmadPort,
+    UMAD_ABI_VERSION,
 };

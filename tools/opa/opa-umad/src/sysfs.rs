@@ -154,6 +154,16 @@ pub fn parse_sysfs_guid(s: &str) -> Option<u64> {
     u64::from_str_radix(&hex, 16).ok()
 }
 
+/// The port GUID in a sysfs GID (a port's `gids/0`:
+/// `fe80:0000:0000:0000:0011:7501:0000:0101`): its last four groups, the interface ID.
+pub fn parse_sysfs_gid_guid(s: &str) -> Option<u64> {
+    let groups: Vec<&str> = s.trim().split(':').collect();
+    if groups.len() != 8 {
+        return None;
+    }
+    parse_sysfs_guid(&groups[4..].join(":"))
+}
+
 /// The index of the management P_Key in a port's sysfs `pkeys` folder:
 /// 0xffff first, then 0x7fff, else 0.
 pub fn mgmt_pkey_index(port_dir: &Path) -> u16 {
@@ -414,5 +424,10 @@ mod tests {
             Some(0x0011_7501_0000_0100)
         );
         assert_eq!(parse_sysfs_guid("0011:7501:0000"), None);
+        assert_eq!(
+            parse_sysfs_gid_guid("fe80:0000:0000:0000:0011:7501:0000:0101\n"),
+            Some(0x0011_7501_0000_0101)
+        );
+        assert_eq!(parse_sysfs_gid_guid("0011:7501:0000:0101"), None);
     }
 }

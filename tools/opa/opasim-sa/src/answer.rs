@@ -185,6 +185,24 @@ fn check_mask(mask: u64, known: u64) -> Result<(), Status> {
     }
 }
 
+/// A query's component mask, checked by [`check_mask`] against `known`, and its template:
+/// the record it carries, read by `decode`, or `empty` when the mask names no component
+/// (a query for every record may leave the template out).
+fn template<R, E>(
+    req: &SaMad<'_>,
+    known: u64,
+    empty: R,
+    decode: impl Fn(&[u8]) -> Result<R, E>,
+) -> Result<(u64, R), Status> {
+    let m = req.sa.comp_mask;
+    check_mask(m, known)?;
+    if m == 0 {
+        return Ok((m, empty));
+    }
+    let t = decode(req.data).map_err(|_| SA_STATUS_REQ_INVALID)?;
+    Ok((m, t))
+}
+
 fn node_record(p: &PortView) -> NodeRecord {
     NodeRecord {
         lid: p.lid,
@@ -204,22 +222,14 @@ fn node_record(p: &PortView) -> NodeRecord {
 type Found = Result<(usize, Vec<Vec<u8>>), Status>;
 
 fn node_records(req: &SaMad<'_>, view: &FabricView) -> Found {
-    let m = req.sa.comp_mask;
-    check_mask(
-        m,
-        NodeRecord::COMP_LID
-            | NodeRecord::COMP_NODETYPE
-            | NodeRecord::COMP_SYSIMAGEGUID
-            | NodeRecord::COMP_NODEGUID
-            | NodeRecord::COMP_PORTGUID
-            | NodeRecord::COMP_LOCALPORTNUM
-            | NodeRecord::COMP_NODEDESC,
-    )?;
-    let t = if m == 0 {
-        NodeRecord::ZERO
-    } else {
-        NodeRecord::decode(req.data).map_err(|_| SA_STATUS_REQ_INVALID)?
-    };
+    let known = NodeRecord::COMP_LID
+        | NodeRecord::COMP_NODETYPE
+        | NodeRecord::COMP_SYSIMAGEGUID
+        | NodeRecord::COMP_NODEGUID
+        | NodeRecord::COMP_PORTGUID
+        | NodeRecord::COMP_LOCALPORTNUM
+        | NodeRecord::COMP_NODEDESC;
+    let (m, t) = template(req, known, NodeRecord::ZERO, NodeRecord::decode)?;
     let on = |bit: u64| m & bit != 0;
     let mut out = Vec::new();
     for p in view.ports.iter().filter(|p| p.is_up()) {
@@ -240,19 +250,16 @@ fn node_records(req: &SaMad<'_>, view: &FabricView) -> Found {
 }
 
 fn port_info_records(req: &SaMad<'_>, view: &FabricView) -> Found {
-    let m = req.sa.comp_mask;
-    check_mask(
-        m,
-        PortInfoRecord::COMP_ENDPORTLID
-            | PortInfoRecord::COMP_PORTNUM
-            | PortInfoRecord::COMP_OPTIONS
-            | PortInfoRecord::COMP_CAPABILITYMASK,
+    let known = PortInfoRecord::COMP_ENDPORTLID
+        | PortInfoRecord::COMP_PORTNUM
+        | PortInfoRecord::COMP_OPTIONS
+        | PortInfoRecord::COMP_CAPABILITYMASK;
+    let (m, t) = template(
+        req,
+        known,
+        PortInfoRecord::default(),
+        PortInfoRecord::decode,
     )?;
-    let t = if m == 0 {
-        PortInfoRecord::default()
-    } else {
-        PortInfoRecord::decode(req.data).map_err(|_| SA_STATUS_REQ_INVALID)?
-    };
     let on = |bit: u64| m & bit != 0;
     // IBA 15.2.5.3: with bit 31 of the modifier, CapabilityMask matches on the template's
     // bits only; without it, exactly.

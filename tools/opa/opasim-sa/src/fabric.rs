@@ -6,7 +6,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use opa_umad::{parse_sysfs_guid, parse_sysfs_num};
+use opa_umad::{parse_sysfs_gid_guid, parse_sysfs_guid, parse_sysfs_num};
+use opa_wire::sa::records::CAP_MASK3_IS_ETH_ON_FABRIC;
 
 /// One port of the fabric.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +54,15 @@ impl PortView {
             state: 4,
             cap_mask: 0,
             cap_mask3: 0,
+        }
+    }
+
+    /// [`sample`](Self::sample) with the capability a VNIC driver sets (IsEthOnFabric in
+    /// CapabilityMask3): a host port an EM configures.
+    pub fn vnic_host(dev: u8, lid: u32, desc: &str) -> Self {
+        PortView {
+            cap_mask3: CAP_MASK3_IS_ETH_ON_FABRIC,
+            ..Self::sample(dev, lid, desc)
         }
     }
 
@@ -169,9 +179,7 @@ impl Source {
                 let port_guid = self
                     .read(&p.join("gids/0"))
                     .ok()
-                    .and_then(|g| {
-                        parse_sysfs_guid(&g.trim().split(':').skip(4).collect::<Vec<_>>().join(":"))
-                    })
+                    .and_then(|g| parse_sysfs_gid_guid(&g))
                     .unwrap_or(0);
                 view.ports.push(PortView {
                     ibdev: dev.clone(),
@@ -199,12 +207,13 @@ impl Source {
 
 #[cfg(test)]
 mod tests {
+    use opa_umad::fake_sysfs::{add_port, tmp_root};
+
     use super::*;
 
     #[test]
     fn snapshot_of_a_fake_root() {
-        let root = std::env::temp_dir().join(format!("opasim-sa-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
+        let root = tmp_root("opasim-sa-snapshot");
         let dbg = root.join("sys/kernel/debug/opasim");
         fs::create_dir_all(dbg.join("opasim0/port1")).unwrap();
         fs::write(
@@ -217,35 +226,24 @@ mod tests {
             "cap_mask 0x00010000\ncap_mask3 0x2000\n",
         )
         .unwrap();
-        let d = root.join("sys/class/infiniband/opasim0");
-        fs::create_dir_all(d.join("ports/1/gids")).unwrap();
-        fs::write(d.join("node_guid"), "0011:7501:0000:0000\n").unwrap();
-        fs::write(d.join("node_desc"), "hostA hfi1_0\n").unwrap();
-        let p = d.join("ports/1");
-        fs::write(p.join("lid"), "0x2\n").unwrap();
+        let p = add_port(&root, "umad0", "opasim0", 1, "0x2", "4: ACTIVE");
         fs::write(p.join("sm_lid"), "0x2\n").unwrap();
-        fs::write(p.join("state"), "4: ACTIVE\n").unwrap();
+        fs::create_dir_all(p.join("gids")).unwrap();
         fs::write(
             p.join("gids/0"),
             "fe80:0000:0000:0000:0011:7501:0000:0001\n",
         )
         .unwrap();
+        let d = root.join("sys/class/infiniband/opasim0");
+        fs::write(d.join("node_guid"), "0011:7501:0000:0000\n").unwrap();
+        fs::write(d.join("node_desc"), "hostA hfi1_0\n").unwrap();
         let v = Source::new(&root).snapshot().unwrap();
         assert_eq!(v.sm_lid, 2);
         assert_eq!(
             v.ports,
             [PortView {
-                ibdev: "opasim0".into(),
-                node_guid: 0x0011_7501_0000_0000,
-                sys_image_guid: 0x0011_7501_0000_0000,
-                node_desc: "hostA hfi1_0".into(),
-                num_ports: 1,
-                port_num: 1,
-                port_guid: 0x0011_7501_0000_0001,
-                lid: 2,
-                state: 4,
                 cap_mask: 0x10000,
-                cap_mask3: 0x2000,
+                ..PortView::vnic_host(0, 2, "hostA hfi1_0")
             }]
         );
         assert!(v.by_guid(0x0011_7501_0000_0001).is_some());

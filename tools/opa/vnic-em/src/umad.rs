@@ -343,8 +343,9 @@ mod tests {
 
     use super::*;
 
-    /// Discovery itself is tested in opa-umad; here, its errors as the
-    /// EM reports them, and opening a port.
+    /// Discovery itself, and each of its messages, is tested in opa-umad;
+    /// here, that its errors reach the EM as device errors with those
+    /// messages, and opening a port.
     #[test]
     fn discovery() {
         let root = tmp_root("disc");
@@ -357,18 +358,7 @@ mod tests {
                 root.join("sys/class/infiniband_mad/abi_version").display()
             )
         );
-        write_abi_version(&root, "6");
-        assert_eq!(
-            list_ports(&root).unwrap_err().to_string(),
-            "umad ABI version 6 not supported (need 5)"
-        );
         write_abi_version(&root, "5");
-        assert_eq!(
-            select_port(&[], &PortSelect::default())
-                .unwrap_err()
-                .to_string(),
-            "no umad device found (load ib_umad and an OPA HFI driver)"
-        );
         add_port(&root, "umad0", "hfi1_0", 1, "0x0", "1: DOWN");
         add_port(&root, "umad2", "hfi1_0", 2, "0x2", "4: ACTIVE");
         let ports = list_ports(&root).unwrap();

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use common::sets;
+use common::{sets, FABRIC};
 
 use vnic_em::client::Client;
 use vnic_em::commands::watch::{self, WatchOpts};
@@ -17,26 +17,6 @@ use vnic_em::commands::{self, ApplyOpts, Io, SetOpts};
 use vnic_em::config::parse;
 use vnic_em::error::{self, Exit};
 use vnic_em::fake::FakeFabric;
-
-const FABRIC: &str = r#"
-[[vesw]]
-id = 10
-pkey = 0x8010
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 10
-port_num = 1
-mac = "02:00:00:00:02:00"
-
-[[vport]]
-lid = 3
-vport = 0
-vesw = 10
-port_num = 2
-mac = "02:00:00:00:03:00"
-"#;
 
 /// A pipe whose reader goes away after `lines` lines: every write after
 /// them fails with `BrokenPipe`, as stdout does once `head` has exited.
@@ -137,7 +117,7 @@ fn watch_stops_repairing_when_its_log_is_gone() {
         ..WatchOpts::default()
     };
     let stop = AtomicBool::new(false);
-    // What configuring the two node ports takes: two trap LIDs and two
+    // What configuring the two node ports takes: two trap LIDs and three
     // vports, each a line.
     let mut c = client();
     let (code, _) = run_piped(usize::MAX, |io| {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{apply, sets, Out};
+use common::{apply, sets, Out, FABRIC};
 
 use opa_wire::mad::{
     ATTR_CLASS_PORT_INFO, ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, METHOD_SET,
@@ -16,44 +16,6 @@ use vnic_em::commands::ApplyOpts;
 use vnic_em::config::{parse, Config};
 use vnic_em::error::Exit;
 use vnic_em::fake::FakeFabric;
-
-const FABRIC: &str = r#"
-[[vesw]]
-id = 10
-name = "red"
-pkey = 0x8010
-unknown_mcast_dlid = 0xf00010
-
-[[vesw.mac_table]]
-mac = "02:11:00:00:00:01"
-dlid = 0x20
-index = 200
-
-[[vesw]]
-id = 20
-pkey = 0x8020
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 10
-port_num = 1
-mac = "02:00:00:00:02:00"
-
-[[vport]]
-lid = 3
-vport = 0
-vesw = 10
-port_num = 2
-mac = "02:00:00:00:03:00"
-
-[[vport]]
-lid = 3
-vport = 1
-vesw = 20
-port_num = 1
-mac = "02:00:00:00:03:01"
-"#;
 
 /// One Set: attribute, LID, vport, and for MAC entries the first slot and
 /// the number of entries.
@@ -141,7 +103,7 @@ fn diff_lists_exactly_the_sets_apply_sends() {
     let out = diff_then_apply(&mut c, &cfg);
     assert!(out.contains("Set ClassPortInfo LID 0x0002\n    trap_lid             0x0 -> 0x1\n"));
     assert!(
-        out.contains("Set VESWPortInfo LID 0x0003 vport 1 [vesw 20] (create)\n"),
+        out.contains("Set VESWPortInfo LID 0x0003 vport 1 [vesw 20 blue] (create)\n"),
         "{out}"
     );
     assert!(
@@ -149,7 +111,9 @@ fn diff_lists_exactly_the_sets_apply_sends() {
         "{out}"
     );
     assert!(
-        out.contains("Set VESWPortMacEntries LID 0x0002 vport 0 [vesw 10 red] offset 0 count 2\n"),
+        out.contains(
+            "Set VESWPortMacEntries LID 0x0002 vport 0 [vesw 10 red] offset 0 count 101\n"
+        ),
         "{out}"
     );
     assert!(
@@ -157,7 +121,7 @@ fn diff_lists_exactly_the_sets_apply_sends() {
         "{out}"
     );
     assert!(
-        out.ends_with("10 Set(s) to send (diff: none sent)\n"),
+        out.ends_with("8 Set(s) to send (diff: none sent)\n"),
         "{out}"
     );
     assert!(diff(&mut c, &cfg).out.ends_with("nothing to do\n"));
@@ -172,10 +136,9 @@ fn diff_lists_exactly_the_sets_apply_sends() {
         .unwrap()
         .class_port_info
         .trap_lid = 7;
-    let changed = FABRIC.replace("index = 200", "index = 1").replace(
-        "mac = \"02:00:00:00:03:01\"",
-        "mac = \"02:00:00:00:03:01\"\nenabled = false",
-    );
+    let changed = FABRIC
+        .replace("index = 100", "index = 1")
+        .replace("enabled = false", "enabled = true");
     let cfg = parse(&changed).unwrap();
     let out = diff_then_apply(&mut c, &cfg);
     assert!(
@@ -187,7 +150,7 @@ fn diff_lists_exactly_the_sets_apply_sends() {
         "{out}"
     );
     assert!(
-        out.contains("    enabled              forwarding -> drop-all\n"),
+        out.contains("    enabled              drop-all -> forwarding\n"),
         "{out}"
     );
     assert!(
@@ -197,7 +160,7 @@ fn diff_lists_exactly_the_sets_apply_sends() {
         "{out}"
     );
     assert!(
-        out.contains("    slot 200             02:11:00:00:00:01 dlid 0x20 -> -\n"),
+        out.contains("    slot 100             02:11:00:00:00:01 dlid 0x20 -> -\n"),
         "{out}"
     );
     assert!(diff(&mut c, &cfg).out.ends_with("nothing to do\n"));

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::capture;
+use common::{capture, FABRIC};
 
 use opa_wire::mad::{
     ATTR_CLASS_PORT_INFO, ATTR_DELETE_VESW, ATTR_IFACE_MCAST_MACS, ATTR_IFACE_UCAST_MACS,
@@ -26,44 +26,6 @@ use vnic_em::mad::MadSize;
 
 const EM_LID: u16 = 1;
 
-const FABRIC: &str = r#"
-[em]
-fabric_id = 0x2
-
-[[vesw]]
-id = 10
-name = "red"
-pkey = 0x8010
-eth_mtu = 9000
-unknown_ucast_dlids = [0x2, 0x3]
-unknown_mcast_dlid = 0xf00010
-
-[[vesw.mac_table]]
-mac = "02:11:00:00:00:01"
-dlid = 0x20
-index = 100
-
-[[vesw.mac_table]]
-mac = "02:11:00:00:00:02"
-dlid = 0x21
-index = 1999
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 10
-port_num = 1
-mac = "02:00:00:00:02:00"
-
-[[vport]]
-lid = 3
-vport = 1
-vesw = 10
-port_num = 2
-mac = "02:00:00:00:03:01"
-enabled = false
-"#;
-
 fn fabric() -> FakeFabric {
     common::fabric(EM_LID)
 }
@@ -79,8 +41,15 @@ fn client(f: FakeFabric, mad_size: MadSize) -> Client<FakeFabric> {
     )
 }
 
+/// The tests' config with a second MAC entry in red's table, at its last slot: MAC table
+/// windows at both ends of the table.
 fn cfg() -> Config {
-    parse(FABRIC).unwrap()
+    let last = "index = 100\n\n\
+                [[vesw.mac_table]]\n\
+                mac = \"02:11:00:00:00:02\"\n\
+                dlid = 0x21\n\
+                index = 1999\n";
+    parse(&FABRIC.replace("index = 100\n", last)).unwrap()
 }
 
 /// Runs `f`, checks its exit code, returns what it printed.
@@ -165,8 +134,8 @@ fn session(c: &mut Client<FakeFabric>) -> Vec<String> {
     assert_eq!(v[0]["mac_table"][3]["index"], 1999, "{show}");
     assert_eq!(v[0]["iface_ucast_macs"][0], "02:00:00:00:02:55", "{show}");
     assert_eq!(v[0]["summary_counters"]["tx_packets"], 1234, "{show}");
-    assert_eq!(v[1]["iface_mcast_macs"][0], "01:00:5e:00:00:01", "{show}");
-    assert_eq!(v[1]["error_counters"]["rx_runt"], 5, "{show}");
+    assert_eq!(v[2]["iface_mcast_macs"][0], "01:00:5e:00:00:01", "{show}");
+    assert_eq!(v[2]["error_counters"]["rx_runt"], 5, "{show}");
     outs.push(show);
     outs.push(ok(Exit::Ok, "counters", |io| {
         commands::counters(c, None, &all, false, io)

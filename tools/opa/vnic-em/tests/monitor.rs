@@ -7,33 +7,13 @@
 
 mod common;
 
-use common::capture;
+use common::{capture, FABRIC};
 
 use vnic_em::client::Client;
 use vnic_em::commands::{self, CountersFormat, CountersOpts, Select};
 use vnic_em::config::parse;
 use vnic_em::error::Exit;
 use vnic_em::fake::FakeFabric;
-
-const FABRIC: &str = r#"
-[[vesw]]
-id = 10
-pkey = 0x8010
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 10
-port_num = 1
-mac = "02:00:00:00:02:00"
-
-[[vport]]
-lid = 3
-vport = 1
-vesw = 10
-port_num = 2
-mac = "02:00:00:00:03:01"
-"#;
 
 fn applied() -> Client<FakeFabric> {
     let mut c = common::client(50);
@@ -70,8 +50,8 @@ fn counters_in_the_prometheus_text_format() {
             "# TYPE opa_vnic_vport_rx_packets_total counter\n\
              opa_vnic_vport_rx_packets_total{lid=\"0x0002\",vport=\"0\",vesw=\"10\",\
              mac=\"02:00:00:00:02:00\"} 123\n\
-             opa_vnic_vport_rx_packets_total{lid=\"0x0003\",vport=\"1\",vesw=\"10\",\
-             mac=\"02:00:00:00:03:01\"} 0\n"
+             opa_vnic_vport_rx_packets_total{lid=\"0x0003\",vport=\"0\",vesw=\"10\",\
+             mac=\"02:00:00:00:03:00\"} 0\n"
         ),
         "{t}"
     );

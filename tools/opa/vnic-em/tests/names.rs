@@ -51,25 +51,10 @@ port_num = 2
 mac = "02:00:00:00:03:00"
 "#;
 
-/// A host port with the VNIC capability.
-fn port(dev: u8, lid: u32, desc: &str) -> PortView {
-    PortView {
-        cap_mask3: 0x2000,
-        ..PortView::sample(dev, lid, desc)
-    }
-}
-
 /// The fake fabric (VEMA agents at LIDs 2 and 3) with opasim's SA over the same ports.
 fn fabric() -> (Client<FakeFabric>, Rc<RefCell<FabricView>>) {
     let mut f = common::fabric(1);
-    let view = common::with_sa(
-        &mut f,
-        vec![
-            port(0, 1, "em hfi1_0"),
-            port(1, 2, "hostA hfi1_0"),
-            port(2, 3, "hostB hfi1_0"),
-        ],
-    );
+    let view = common::with_sa(&mut f, common::sa_ports());
     (Client::new(f, common::policy(20)), view)
 }
 
@@ -227,8 +212,7 @@ fn watch_follows_a_lid_the_sm_changed() {
 #[test]
 fn discover_lists_vnic_ports_and_starts_a_config() {
     use vnic_em::commands::{discover, DiscoverFormat, DiscoverOpts};
-    let (mut c, view) = fabric();
-    view.borrow_mut().ports[0].cap_mask3 = 0;
+    let (mut c, _) = fabric();
     let opts = |format| DiscoverOpts { all: false, format };
     let r = capture(|io| discover(&mut c, &opts(DiscoverFormat::Text), io));
     assert_eq!(r.code, Exit::Ok, "{}", r.err);
@@ -267,7 +251,9 @@ fn discover_lists_vnic_ports_and_starts_a_config() {
 fn a_node_the_sa_knows_but_whose_vema_agent_does_not_answer() {
     // hostC is on the fabric (the SA has it) but runs no VNIC driver: no VEMA agent at LID 4.
     let (mut c, view) = fabric();
-    view.borrow_mut().ports.push(port(3, 4, "hostC hfi1_0"));
+    view.borrow_mut()
+        .ports
+        .push(PortView::vnic_host(3, 4, "hostC hfi1_0"));
     let with_c = format!(
         "{NAMED}\n[[vport]]\nnode = \"hostC hfi1_0\"\nvport = 0\nvesw = 10\nport_num = 3\n\
          mac = \"02:00:00:00:04:00\"\n"

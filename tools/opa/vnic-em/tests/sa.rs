@@ -8,28 +8,14 @@ use std::time::Duration;
 
 mod common;
 
-use opasim_sa::fabric::{FabricView, PortView};
+use opasim_sa::fabric::FabricView;
 use vnic_em::fake::{FakeFabric, SaHook};
 use vnic_em::sa::{NodeRef, ResolveError, SaClient, SaError};
-
-fn port(dev: u8, lid: u32, desc: &str, cap3: u16) -> PortView {
-    PortView {
-        cap_mask3: cap3,
-        ..PortView::sample(dev, lid, desc)
-    }
-}
 
 /// The fake fabric (no VEMA agent) with opasim's SA over an EM port and two hosts.
 fn fabric() -> (FakeFabric, Rc<RefCell<FabricView>>) {
     let mut f = FakeFabric::new(1);
-    let view = common::with_sa(
-        &mut f,
-        vec![
-            port(0, 1, "em hfi1_0", 0),
-            port(1, 2, "hostA hfi1_0", 0x2000),
-            port(2, 3, "hostB hfi1_0", 0x2000),
-        ],
-    );
+    let view = common::with_sa(&mut f, common::sa_ports());
     (f, view)
 }
 

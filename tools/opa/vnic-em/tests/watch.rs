@@ -10,7 +10,7 @@ mod common;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use common::{capture, sets, Out};
+use common::{capture, sets, Out, FABRIC};
 
 use opa_wire::mad::METHOD_SET;
 use vnic_em::client::Client;
@@ -18,39 +18,6 @@ use vnic_em::commands::watch::{self, Cause, Checked, WatchOpts, Watcher};
 use vnic_em::config::{parse, Config};
 use vnic_em::error::Exit;
 use vnic_em::fake::FakeFabric;
-
-const FABRIC: &str = r#"
-[[vesw]]
-id = 10
-name = "red"
-pkey = 0x8010
-
-[[vesw.mac_table]]
-mac = "02:11:00:00:00:01"
-dlid = 0x20
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 10
-port_num = 1
-mac = "02:00:00:00:02:00"
-
-[[vport]]
-lid = 3
-vport = 0
-vesw = 10
-port_num = 2
-mac = "02:00:00:00:03:00"
-
-[[vport]]
-lid = 3
-vport = 1
-vesw = 10
-port_num = 3
-mac = "02:00:00:00:03:01"
-enabled = false
-"#;
 
 fn client() -> Client<FakeFabric> {
     common::client(20)
@@ -111,7 +78,7 @@ fn a_reloaded_driver_is_configured_again() {
         [
             "LID 0x0003: trap LID is 0x0, not the EM's 0x1, found by poll: re-applied 1 Set(s)",
             "LID 0x0003 vport 0 [vesw 10 red]: vport missing (power-on defaults), found by poll: re-applied 2 Set(s)",
-            "LID 0x0003 vport 1 [vesw 10 red]: vport missing (power-on defaults), found by poll: re-applied 2 Set(s)",
+            "LID 0x0003 vport 1 [vesw 20 blue]: vport missing (power-on defaults), found by poll: re-applied 2 Set(s)",
         ],
         "{}",
         out.out

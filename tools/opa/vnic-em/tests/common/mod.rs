@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What the end-to-end tests share: the fake fabric they talk to (and opasim's SA over
-//! it) and the capture of a command's exit code and output.
+//! What the end-to-end tests share: the fake fabric they talk to, the config they apply
+//! to it (and opasim's SA over it) and the capture of a command's exit code and output.
 
 // Each test file builds this module on its own, and none uses all of it.
 #![allow(dead_code)]
@@ -27,6 +27,67 @@ pub fn fabric(em_lid: u16) -> FakeFabric {
     let mut f = FakeFabric::new(em_lid);
     f.add_node(2, 1).add_node(3, 1);
     f
+}
+
+/// The config the tests apply to [`fabric`]: two vesws, red (10), with every setting a vesw
+/// has and a MAC table entry at slot 100, on vport 0 of both node ports; blue (20), with
+/// the defaults, on vport 1 of LID 3, disabled. A test whose config must differ, to show
+/// something this one cannot, keeps its own next to it.
+pub const FABRIC: &str = r#"
+[em]
+fabric_id = 0x2
+
+[[vesw]]
+id = 10
+name = "red"
+pkey = 0x8010
+eth_mtu = 9000
+unknown_ucast_dlids = [0x2, 0x3]
+unknown_mcast_dlid = 0xf00010
+routing_control = { ipv4_tcp = 1, ipv6_tcp = 1 }
+
+[[vesw.mac_table]]
+mac = "02:11:00:00:00:01"
+dlid = 0x20
+index = 100
+
+[[vesw]]
+id = 20
+name = "blue"
+pkey = 0x8020
+
+[[vport]]
+lid = 2
+vport = 0
+vesw = 10
+port_num = 1
+mac = "02:00:00:00:02:00"
+
+[[vport]]
+lid = 3
+vport = 0
+vesw = 10
+port_num = 2
+mac = "02:00:00:00:03:00"
+
+[[vport]]
+lid = 3
+vport = 1
+vesw = 20
+port_num = 1
+mac = "02:00:00:00:03:01"
+enabled = false
+"#;
+
+/// The ports of [`fabric`] as opasim's SA knows them: the EM's (`em hfi1_0`, LID 1), and
+/// the two hosts a VNIC driver serves at the LIDs of the VEMA agents, `hostA hfi1_0` (2)
+/// and `hostB hfi1_0` (3).
+pub fn sa_ports() -> Vec<PortView> {
+    vec![
+        PortView::sample(0, 1, "em hfi1_0"),
+        PortView::vnic_host(1, 2, "hostA hfi1_0"),
+        PortView::vnic_host(2, 3, "hostB hfi1_0"),
+    ]
 }
 
 /// Makes opasim's SA answer `f`'s SA queries from `ports` (the SM at LID 1); returns the

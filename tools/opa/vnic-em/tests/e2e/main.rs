@@ -15,7 +15,7 @@ mod traps;
 
 use std::time::Duration;
 
-use common::{apply, apply_ok, capture, sets};
+use common::{apply, apply_ok, capture, sets, FABRIC};
 
 use opa_wire::mad::{
     ATTR_CLASS_PORT_INFO, ATTR_VESWPORT_INFO, ATTR_VESWPORT_MAC_ENTRIES, METHOD_GET, METHOD_SET,
@@ -30,52 +30,6 @@ use vnic_em::mac::Mac;
 use vnic_em::mad::{Method, Target};
 
 const EM_LID: u16 = 1;
-
-const FABRIC: &str = r#"
-[em]
-fabric_id = 0x2
-
-[[vesw]]
-id = 10
-name = "red"
-pkey = 0x8010
-eth_mtu = 9000
-unknown_ucast_dlids = [0x2, 0x3]
-unknown_mcast_dlid = 0xf00010
-routing_control = { ipv4_tcp = 1, ipv6_tcp = 1 }
-
-[[vesw.mac_table]]
-mac = "02:11:00:00:00:01"
-dlid = 0x20
-index = 100
-
-[[vesw]]
-id = 20
-name = "blue"
-pkey = 0x8020
-
-[[vport]]
-lid = 2
-vport = 0
-vesw = 10
-port_num = 1
-mac = "02:00:00:00:02:00"
-
-[[vport]]
-lid = 3
-vport = 0
-vesw = 10
-port_num = 2
-mac = "02:00:00:00:03:00"
-
-[[vport]]
-lid = 3
-vport = 1
-vesw = 20
-port_num = 1
-mac = "02:00:00:00:03:01"
-enabled = false
-"#;
 
 fn fabric() -> FakeFabric {
     common::fabric(EM_LID)
