@@ -105,6 +105,10 @@ pub enum Xmit {
     /// No room (`NETDEV_TX_BUSY`): the buffer goes back to the stack as the client gave it to
     /// the device, less the metadata and the 16B header, and the provider has stopped the
     /// queue until room frees ([`ProviderNetdev::stop_subqueue`]).
+    ///
+    /// It must be the buffer `xmit` was given: the stack requeues the one it passed. Any other
+    /// is dropped, counted as a transmit drop of the netdev (`tx_dropped`), and the transmit
+    /// answers `NETDEV_TX_OK` ([`xmit_busy`](crate::net::skbuff::xmit_busy)).
     Busy(SkBuff),
 }
 

@@ -9,7 +9,7 @@ use crate::{
     bindings,
     error::code::*,
     ffi::{c_char, c_int, c_uchar},
-    net::skbuff::SkBuff,
+    net::skbuff::{xmit_busy, SkBuff},
 };
 use core::{marker::PhantomData, ptr::NonNull};
 
@@ -143,11 +143,13 @@ impl<T: Provider> Adapter<T> {
         // SAFETY: `ndo_start_xmit` passes the ownership of the buffer.
         match T::Vnic::xmit(nd, unsafe { SkBuff::from_raw(skb) }) {
             Xmit::Done => bindings::netdev_tx_NETDEV_TX_OK,
-            Xmit::Busy(skb) => {
-                // The stack keeps the buffer it gave and requeues it.
-                let _ = skb.into_raw();
-                bindings::netdev_tx_NETDEV_TX_BUSY
-            }
+            // The stack takes back the buffer it gave, and only that one: another is dropped
+            // and counted as a transmit drop of the netdev (`xmit_busy`).
+            Xmit::Busy(back) => xmit_busy(skb.as_ptr(), back, || {
+                // SAFETY: The netdev is alive during the call; the counter may be raised in
+                // any context.
+                unsafe { bindings::dev_core_stats_tx_dropped_inc(nd.as_raw()) }
+            }),
         }
     }
 
