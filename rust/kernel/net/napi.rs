@@ -10,6 +10,10 @@
 //! [`NapiPoll::poll`] in softirq context, where received frames go to GRO
 //! ([`NapiCtx::gro_receive`]) and transmit completions free their buffers.
 
+#[cfg(CONFIG_RUST_KERNEL_DOCTESTS)]
+#[path = "napi_kunit.rs"]
+mod kunit;
+
 use crate::{net::skbuff::SkBuff, prelude::*, types::Opaque};
 use core::{
     ffi::c_int,
@@ -103,12 +107,22 @@ impl<T: NapiPoll> Napi<T> {
     }
 
     /// Schedules the context (`napi_schedule()`): its poll runs soon on this CPU, in softirq
-    /// context. Process or softirq context: bottom halves are disabled around the call, so
-    /// that in process context the poll runs when they are enabled again rather than at the
-    /// next interrupt.
+    /// context. Any context: in process context bottom halves are disabled around the call,
+    /// so that the poll runs when they are enabled again rather than at the next interrupt.
+    /// With interrupts off (under an [`IrqSpinLock`](crate::sync::irq_spinlock::IrqSpinLock),
+    /// in netpoll) there is no such bracket: `local_bh_enable()` would run the pending
+    /// softirqs and turn interrupts on under the caller; the poll runs when they come back.
     pub fn schedule(&self) {
-        // SAFETY: The context was added and is alive (type invariant); scheduling a disabled
-        // context does nothing. `local_bh_disable()` nests.
+        // SAFETY: FFI call without preconditions.
+        if unsafe { bindings::irqs_disabled() } {
+            // SAFETY: The context was added and is alive (type invariant); scheduling a
+            // disabled context does nothing. `napi_schedule()` raises the softirq, which is
+            // allowed with interrupts off.
+            unsafe { bindings::napi_schedule(self.raw()) };
+            return;
+        }
+        // SAFETY: As above. Interrupts are on, so `local_bh_enable()` may run the softirqs;
+        // `local_bh_disable()` nests.
         unsafe {
             bindings::local_bh_disable();
             bindings::napi_schedule(self.raw());
