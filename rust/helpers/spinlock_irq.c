@@ -54,7 +54,9 @@ void rust_helper_spin_unlock_irq_nested(spinlock_t *lock, unsigned int cpu)
 	 * this CPU unless it slept under the lock (a bug, which might_sleep()
 	 * reports with CONFIG_DEBUG_ATOMIC_SLEEP). If it did, this CPU's count
 	 * is not this guard's: leave it, and the interrupt state, alone rather
-	 * than wrap it and keep interrupts off here for good.
+	 * than wrap it. The first CPU's count stays raised (no other CPU can
+	 * change it safely), so interrupts stay off there after its next guard:
+	 * the warning reports a bug the system does not recover from.
 	 */
 	if (WARN_ONCE(cpu != smp_processor_id() ||
 			      !this_cpu_read(rust_irq_nested.depth),

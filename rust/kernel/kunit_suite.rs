@@ -95,7 +95,10 @@ impl Case {
 #[repr(transparent)]
 pub struct Suite(UnsafeCell<bindings::kunit_suite>);
 
-// SAFETY: KUnit is the only writer of a suite's private fields, and runs a suite once at a time.
+// SAFETY: KUnit is the only writer of a suite's private fields (status, log, ...), which it
+// writes while it runs the suite; Rust code never touches them. As for C suites (plain
+// statics), running one suite twice at once (its debugfs `run` file written from two
+// threads) is KUnit's own race.
 unsafe impl Sync for Suite {}
 
 impl Suite {

@@ -7,8 +7,16 @@
 //! A [`Napi`] is a `struct napi_struct` on a dummy netdev of its own (`alloc_netdev_dummy()`),
 //! as the receive queues of hfi1 (`netdev_rx.c`) have it: the driver schedules it
 //! ([`Napi::schedule`]) when it has work, and the networking core then calls
-//! [`NapiPoll::poll`] in softirq context, where received frames go to GRO
-//! ([`NapiCtx::gro_receive`]) and transmit completions free their buffers.
+//! [`NapiPoll::poll`] in softirq context, where transmit completions free their buffers.
+//!
+//! GRO keeps received frames across polls, and reads their device: a frame may only go to
+//! GRO in a context that its device owns, and that is deleted before the device is freed.
+//! So [`NapiCtx`] offers no receive of its own; a VNIC netdev's receive runs in the netdev's
+//! own context ([`VnicRx`](crate::rdma::vnic::VnicRx)).
+
+#[cfg(CONFIG_RUST_KERNEL_DOCTESTS)]
+#[path = "napi_kunit.rs"]
+mod kunit;
 
 use crate::{net::skbuff::SkBuff, prelude::*, types::Opaque};
 use core::{
@@ -37,12 +45,67 @@ pub struct NapiCtx<'a>(NonNull<bindings::napi_struct>, PhantomData<&'a ()>);
 
 impl NapiCtx<'_> {
     /// Hands a received frame to GRO (`napi_gro_receive()`), which passes it, merged or not,
-    /// to the stack. The buffer's device and protocol must be set (`eth_type_trans()`).
-    pub fn gro_receive(&self, skb: SkBuff) {
+    /// to the stack, and may keep it past this poll.
+    ///
+    /// # Safety
+    ///
+    /// The buffer's device is set (`eth_type_trans()`: GRO reads `skb->dev`, null crashes)
+    /// and stays alive until the context is deleted (GRO keeps buffers across polls), and its
+    /// protocol is set.
+    pub(crate) unsafe fn gro_receive(&self, skb: SkBuff) {
         // SAFETY: The context is being polled here (type invariant), which is where GRO runs;
-        // the buffer's ownership passes to GRO.
+        // the buffer's ownership passes to GRO; its device is the caller's guarantee.
         unsafe { bindings::napi_gro_receive(self.0.as_ptr(), skb.into_raw().as_ptr()) };
     }
+}
+
+/// Schedules the NAPI context `napi` (`napi_schedule()`); see [`Napi::schedule`] for the
+/// contexts.
+///
+/// # Safety
+///
+/// `napi` is a context that was added (`netif_napi_add()`) and is not deleted yet.
+pub(crate) unsafe fn schedule(napi: *mut bindings::napi_struct) {
+    // SAFETY: FFI call without preconditions.
+    if unsafe { bindings::irqs_disabled() } {
+        // SAFETY: The context was added and is alive (the caller's guarantee); scheduling a
+        // disabled context does nothing. `napi_schedule()` raises the softirq, which is
+        // allowed with interrupts off.
+        unsafe { bindings::napi_schedule(napi) };
+        return;
+    }
+    // SAFETY: As above. Interrupts are on, so `local_bh_enable()` may run the softirqs;
+    // `local_bh_disable()` nests.
+    unsafe {
+        bindings::local_bh_disable();
+        bindings::napi_schedule(napi);
+        bindings::local_bh_enable();
+    }
+}
+
+/// Runs the poll `f` of the NAPI context `napi` with `budget` (made non-negative), and
+/// completes the context if it did less than that (`napi_complete_done()`). Returns the work
+/// done, between 0 and the budget.
+///
+/// # Safety
+///
+/// The core is polling `napi` (not null) on this CPU for the duration of the call.
+pub(crate) unsafe fn run_poll(
+    napi: *mut bindings::napi_struct,
+    budget: c_int,
+    f: impl FnOnce(&NapiCtx<'_>, i32) -> i32,
+) -> c_int {
+    // INVARIANT: The core is polling `napi` on this CPU for the duration of the call (the
+    // caller's guarantee).
+    // SAFETY: `napi` is not null (the caller's guarantee).
+    let ctx = NapiCtx(unsafe { NonNull::new_unchecked(napi) }, PhantomData);
+    let budget = budget.max(0);
+    let done = f(&ctx, budget).clamp(0, budget);
+    if done < budget {
+        // SAFETY: The context is being polled and did less than its budget.
+        unsafe { bindings::napi_complete_done(napi, done) };
+    }
+    done
 }
 
 /// A NAPI context, on a dummy netdev of its own, whose poll is `T`'s.
@@ -103,17 +166,14 @@ impl<T: NapiPoll> Napi<T> {
     }
 
     /// Schedules the context (`napi_schedule()`): its poll runs soon on this CPU, in softirq
-    /// context. Process or softirq context: bottom halves are disabled around the call, so
-    /// that in process context the poll runs when they are enabled again rather than at the
-    /// next interrupt.
+    /// context. Any context: in process context bottom halves are disabled around the call,
+    /// so that the poll runs when they are enabled again rather than at the next interrupt.
+    /// With interrupts off (under an [`IrqSpinLock`](crate::sync::irq_spinlock::IrqSpinLock),
+    /// in netpoll) there is no such bracket: `local_bh_enable()` would run the pending
+    /// softirqs and turn interrupts on under the caller; the poll runs when they come back.
     pub fn schedule(&self) {
-        // SAFETY: The context was added and is alive (type invariant); scheduling a disabled
-        // context does nothing. `local_bh_disable()` nests.
-        unsafe {
-            bindings::local_bh_disable();
-            bindings::napi_schedule(self.raw());
-            bindings::local_bh_enable();
-        }
+        // SAFETY: The context was added and is alive (type invariant).
+        unsafe { schedule(self.raw()) };
     }
 
     /// Runs `f` with the context disabled (`napi_disable()`, which waits for a running poll
@@ -141,16 +201,8 @@ impl<T: NapiPoll> Napi<T> {
         // SAFETY: The context is the `napi` field of a `Self` (only `new` adds this callback),
         // which lives until its drop disables and deletes the context.
         let this = unsafe { &*napi.cast::<u8>().sub(offset_of!(Self, napi)).cast::<Self>() };
-        // INVARIANT: The core is polling `napi` on this CPU for the duration of the call.
-        // SAFETY: `napi` is not null: the core passes the context it polls.
-        let ctx = NapiCtx(unsafe { NonNull::new_unchecked(napi) }, PhantomData);
-        let budget = budget.max(0);
-        let done = this.data.poll(&ctx, budget).clamp(0, budget);
-        if done < budget {
-            // SAFETY: The context is being polled and did less than its budget.
-            unsafe { bindings::napi_complete_done(napi, done) };
-        }
-        done
+        // SAFETY: The core is polling `napi` on this CPU for the duration of the call.
+        unsafe { run_poll(napi, budget, |ctx, budget| this.data.poll(ctx, budget)) }
     }
 }
 

@@ -301,6 +301,9 @@ impl SkBuff {
     /// Makes the headroom the buffer's own, with at least `headroom` bytes before the data
     /// (`skb_cow_head()`), so that headers can be pushed. The data may stay shared with a
     /// clone. On failure the buffer is freed.
+    ///
+    /// `EINVAL` (and the buffer freed) for a headroom past `i32::MAX / 2`: the C function
+    /// computes the new head's size in an `int` and hits a `BUG_ON()` when it overflows.
     #[inline]
     pub fn cow_head(self, headroom: u32) -> Result<SkBuffHead> {
         // The test of the inline `skb_cow_head()` (`__skb_cow()` of `skb_header_cloned()`),
@@ -314,7 +317,12 @@ impl SkBuff {
                 room: headroom,
             });
         }
-        // SAFETY: The buffer is valid and ours.
+        // `pskb_expand_head()` takes the missing room, aligned up, as an `int`, and `BUG_ON()`s
+        // a negative one.
+        if headroom > i32::MAX as u32 / 2 {
+            return Err(EINVAL);
+        }
+        // SAFETY: The buffer is valid and ours; the headroom is small enough (above).
         to_result(unsafe { bindings::skb_cow_head(self.0.as_ptr(), headroom) })?;
         // INVARIANT: `skb_cow_head` succeeded: the header is not cloned (`skb_cow_head()`
         // guarantees `!skb_header_cloned()`), and nothing can clone the buffer while
@@ -382,6 +390,29 @@ impl SkBuff {
         // SAFETY: The buffer is valid and ours; the protocol is a field of this `sk_buff`.
         unsafe { bindings::skb_set_protocol(self.0.as_ptr(), protocol.to_be()) };
     }
+}
+
+/// What an `ndo_start_xmit` that was given the buffer `given` answers when the device has no
+/// room for `back` and hands it back: `NETDEV_TX_BUSY`, with which the stack takes `given`
+/// back (requeues or frees it), only if `back` is that buffer. A transmit may have dropped the
+/// stack's buffer and made another: the stack must not get the dropped one back (its requeue
+/// would be a use after free), so the other is dropped too, `dropped` counts it, and the answer
+/// is `NETDEV_TX_OK` (the buffer was taken).
+///
+/// `given` is only compared, never dereferenced.
+pub fn xmit_busy(
+    given: *mut bindings::sk_buff,
+    back: SkBuff,
+    dropped: impl FnOnce(),
+) -> bindings::netdev_tx_t {
+    if back.as_raw() == given {
+        // The stack's own buffer: it takes it back.
+        let _ = back.into_raw();
+        return bindings::netdev_tx_NETDEV_TX_BUSY;
+    }
+    drop(back);
+    dropped();
+    bindings::netdev_tx_NETDEV_TX_OK
 }
 
 impl Deref for SkBuff {

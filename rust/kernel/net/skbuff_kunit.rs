@@ -7,8 +7,8 @@
 //! page fragments come from the stack only (a scatter-gather netdev); the
 //! `vnic-hfi1-netdev` scenario reads headers across fragments through `header()`.
 
-use super::SkBuff;
-use crate::{kunit_expect, kunit_expect_eq, prelude::*};
+use super::{xmit_busy, SkBuff};
+use crate::{bindings, kunit_expect, kunit_expect_eq, prelude::*};
 use core::mem::MaybeUninit;
 
 /// A buffer of `len` bytes of data room whose memory last held `fill` bytes: one is filled
@@ -86,11 +86,47 @@ fn ownership_of_new_buffers() {
     kunit_expect!(skb.cow_head(0).is_ok());
 }
 
+/// A headroom the C function cannot compute (it would `BUG()`) is refused.
+fn cow_head_refuses_huge_headroom() {
+    let Ok(skb) = SkBuff::alloc(64, GFP_KERNEL) else {
+        kunit_expect!(false);
+        return;
+    };
+    kunit_expect!(matches!(skb.into_inner().cow_head(u32::MAX), Err(e) if e == EINVAL));
+}
+
+/// A busy transmit gives the stack back only the buffer it gave: another one is dropped and
+/// counted, and the transmit answers that it took the frame.
+fn busy_transmit_gives_back_only_the_given_buffer() {
+    let (Ok(a), Ok(b)) = (SkBuff::alloc(64, GFP_KERNEL), SkBuff::alloc(64, GFP_KERNEL)) else {
+        kunit_expect!(false);
+        return;
+    };
+    let a = a.into_inner();
+    let given = a.as_raw();
+    let mut drops = 0;
+    kunit_expect_eq!(
+        xmit_busy(given, a, || drops += 1),
+        bindings::netdev_tx_NETDEV_TX_BUSY
+    );
+    kunit_expect_eq!(drops, 0);
+    // SAFETY: `NETDEV_TX_BUSY`: the buffer `given` (valid, not null) is its caller's again.
+    let a = unsafe { SkBuff::from_raw(core::ptr::NonNull::new_unchecked(given)) };
+    kunit_expect_eq!(
+        xmit_busy(given, b.into_inner(), || drops += 1),
+        bindings::netdev_tx_NETDEV_TX_OK
+    );
+    kunit_expect_eq!(drops, 1);
+    drop(a);
+}
+
 crate::kunit_suite!(
     rust_net_skbuff,
     [
         handed_out_bytes_are_zero,
         header_reads_within_data,
         ownership_of_new_buffers,
+        cow_head_refuses_huge_headroom,
+        busy_transmit_gives_back_only_the_given_buffer,
     ]
 );

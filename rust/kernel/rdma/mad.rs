@@ -207,6 +207,11 @@ impl<H: MadHandler> Agent<H> {
 /// still has in flight, so the handler outlives every callback. The agent's [`Sender`]s stop
 /// sending first. Dropping a registration sleeps.
 ///
+/// Never drop a registration from a MAD handler of an agent of the same port: unregistering
+/// flushes the port's MAD workqueue (`flush_workqueue()` in `ib_unregister_mad_agent()`),
+/// which runs those handlers, and so waits for itself (a deadlock, which lockdep reports).
+/// Hand the drop to a work item of another queue.
+///
 /// # Invariants
 ///
 /// `agent` is a registered `struct ib_mad_agent` whose `context` is the address of `*inner`,

@@ -78,6 +78,11 @@ pub trait VnicUlp: Send + Sync + 'static {
     /// metadata, the 16B header and the frame, in a head of its own), or `None` once it has
     /// dropped the frame (and counted it, if it counts drops).
     ///
+    /// The ULP may return another buffer than `skb` (having dropped `skb`): the device then
+    /// transmits that one, and if it answers `NETDEV_TX_BUSY` the buffer is dropped and
+    /// counted in `tx_dropped` rather than given back, as the stack can only requeue the one it
+    /// passed ([`xmit_busy`](crate::net::skbuff::xmit_busy)).
+    ///
     /// Atomic context, in an RCU read-side section (`rcu`: `ndo_start_xmit` runs with bottom
     /// halves or interrupts disabled).
     fn xmit(&self, netdev: &UlpNetdevAtomic, skb: SkBuff, rcu: &ReadSide) -> Option<SkBuff>;

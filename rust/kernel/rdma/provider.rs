@@ -28,7 +28,9 @@ pub use attr::{
 pub use device::{ProviderDevice, Registration};
 
 pub use super::device::PortCapMask;
-use super::verbs::{Cq, CqNotify, Qp, QpInit, QpModify, QpQuery, RecvWr, SendWr, WcWriter};
+use super::verbs::{
+    Cq, CqNotify, Qp, QpInit, QpModify, QpQuery, RecvWr, Refused, SendWr, WcWriter,
+};
 use super::vnic::VnicOps;
 use crate::{
     error::{code::*, Error, Result},
@@ -114,8 +116,8 @@ pub trait Provider: Sized + 'static {
     fn query_qp(qp: &Qp<Self>) -> QpQuery;
 
     /// Accepts the receive `wr` posted to `qp` (queueing it with [`Qp::post_recv`]), or
-    /// refuses it.
-    fn post_recv(qp: &Qp<Self>, wr: RecvWr<'_>) -> Result;
+    /// refuses it (giving it back in [`Refused`]).
+    fn post_recv<'a>(qp: &Qp<Self>, wr: RecvWr<'a>) -> Result<(), Refused<RecvWr<'a>>>;
 
     /// Called once the QP is complete, before it is handed to its creator: the place to
     /// publish it (keep an [`ARef`](crate::types::ARef) to it) for receives. An error
@@ -143,9 +145,10 @@ pub trait Provider: Sized + 'static {
     /// Sends one UD work request from `qp`.
     ///
     /// The driver checks the QP's state, delivers the message (or drops it) and queues the
-    /// send's completion ([`WorkCompletion::send`](super::verbs::WorkCompletion::send)) on the
-    /// QP's send CQ.
-    fn post_send(qp: &Qp<Self>, wr: &SendWr<'_>) -> Result;
+    /// send's completion ([`WorkCompletion::send`](super::verbs::WorkCompletion::send), which
+    /// consumes `wr`) on the QP's send CQ; or it refuses the request (giving it back in
+    /// [`Refused`]), which it can only do before completing it.
+    fn post_send<'a>(qp: &Qp<Self>, wr: SendWr<'a>) -> Result<(), Refused<SendWr<'a>>>;
 }
 
 /// Bytes of a node description (`IB_DEVICE_NODE_DESC_MAX`).

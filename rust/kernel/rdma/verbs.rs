@@ -34,6 +34,7 @@ mod qp;
 mod qp_attr;
 mod qp_ops;
 mod recv;
+mod refused;
 mod ring;
 mod send_wr;
 mod wc;
@@ -43,6 +44,7 @@ pub use cq::{Cq, CqNotify};
 pub use qp::Qp;
 pub use qp_attr::{QpInit, QpModify, QpQuery, QpState, QpType};
 pub use recv::{PostedRecv, RecvDone, RecvQueueGuard, RecvWr};
+pub use refused::Refused;
 pub use send_wr::SendWr;
 pub use wc::{RecvInfo, WcStatus, WcWriter, WorkCompletion};
 

@@ -29,18 +29,17 @@
 
 mod adapter;
 mod ops;
+mod rx;
 
 pub(crate) use adapter::Adapter;
 pub use ops::{NoVnic, VnicOps};
+pub use rx::VnicRx;
 
 use super::provider::Provider;
 use crate::{
     bindings,
     error::{code::*, Result},
-    net::{
-        napi::NapiCtx,
-        skbuff::{SkBuff, SkBuffMut},
-    },
+    net::skbuff::{SkBuff, SkBuffMut},
     types::{AlwaysRefCounted, Opaque},
 };
 use core::{marker::PhantomData, mem::offset_of, ptr::NonNull};
@@ -105,6 +104,10 @@ pub enum Xmit {
     /// No room (`NETDEV_TX_BUSY`): the buffer goes back to the stack as the client gave it to
     /// the device, less the metadata and the 16B header, and the provider has stopped the
     /// queue until room frees ([`ProviderNetdev::stop_subqueue`]).
+    ///
+    /// It must be the buffer `xmit` was given: the stack requeues the one it passed. Any other
+    /// is dropped, counted as a transmit drop of the netdev (`tx_dropped`), and the transmit
+    /// answers `NETDEV_TX_OK` ([`xmit_busy`](crate::net::skbuff::xmit_busy)).
     Busy(SkBuff),
 }
 
@@ -121,7 +124,8 @@ const PRIV_OFFSET: usize = offset_of!(bindings::opa_vnic_rdma_netdev, dev_priv);
 /// # Invariants
 ///
 /// The `net_device` was allocated by `Adapter::alloc_rdma_netdev` of `T`: its private area
-/// holds an initialised `T::Vnic` at `PRIV_OFFSET`, until `free_rdma_netdev`. References
+/// holds an initialised `T::Vnic` at `PRIV_OFFSET`, and its receive NAPI context after it
+/// (`rx::RxNapi`), until `free_rdma_netdev`. References
 /// exist only while the netdev is allocated; counted ones ([`ARef`](crate::types::ARef)) hold
 /// a `dev_hold` reference, which `unregister_netdev` waits for.
 #[repr(transparent)]
@@ -256,22 +260,6 @@ impl<T: Provider> ProviderNetdev<T> {
         unsafe { SkBuff::from_raw(skb) }
             .into_mut()
             .map_err(|_| EINVAL)
-    }
-
-    /// Hands a received Ethernet frame to GRO in the NAPI context `ctx` (hfi1's
-    /// `napi_gro_receive()`): sets its protocol (`eth_type_trans`) first.
-    ///
-    /// Fails with `EINVAL`, and frees the buffer, when its linear part is shorter than an
-    /// Ethernet header: `eth_type_trans` pulls one without checking.
-    pub fn receive_gro(&self, ctx: &NapiCtx<'_>, skb: SkBuff) -> Result {
-        if skb.data().len() < bindings::ETH_HLEN as usize {
-            return Err(EINVAL);
-        }
-        // SAFETY: `skb` is a valid buffer we own, whose linear data starts with an Ethernet
-        // header (checked above), which `eth_type_trans` pulls; the netdev is alive.
-        unsafe { bindings::skb_eth_protocol_set(skb.as_raw(), self.as_raw()) };
-        ctx.gro_receive(skb);
-        Ok(())
     }
 
     /// Hands a received Ethernet frame to the stack: sets its protocol (`eth_type_trans`) and

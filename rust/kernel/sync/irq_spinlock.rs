@@ -18,8 +18,11 @@
 //! Nothing in the type stops a holder from sleeping, as nothing stops one under a
 //! [`SpinLock`](super::SpinLock): the lock raises the preemption count, so `might_sleep()`
 //! reports it (`CONFIG_DEBUG_ATOMIC_SLEEP`). A holder that slept may wake on another CPU; the
-//! guard remembers its CPU, and a release elsewhere warns and leaves that CPU's count alone
-//! (rather than wrapping it and leaving interrupts off there for good).
+//! guard remembers its CPU, and a release elsewhere warns and leaves the counts alone: the
+//! releasing CPU's (which this guard never raised, and which must not wrap), and the first
+//! CPU's, which no other CPU can safely change. The first CPU's count then stays raised, so
+//! from its next guard on, interrupts are not turned back on there: the warning reports a bug
+//! the system does not recover from.
 //!
 //! On PREEMPT_RT a `spinlock_t` is a sleeping lock and interrupt handlers are threads: the
 //! lock is then taken as `spin_lock_irq()` takes it there, with interrupts left on.

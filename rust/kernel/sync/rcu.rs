@@ -135,16 +135,25 @@ impl ReadSide {
 /// Waits until every RCU callback queued before the call has run (`rcu_barrier()`): for
 /// objects replaced in any [`Rcu`], until each is ready for its owner to drop. Sleeps.
 pub fn barrier() {
-    // SAFETY: FFI call without preconditions; the caller may sleep (documented).
-    unsafe { bindings::rcu_barrier() };
+    // SAFETY: FFI calls without preconditions; the caller may sleep (documented). The check
+    // reports a call inside a read-side section, where the wait never ends (preemptible RCU).
+    unsafe {
+        bindings::rcu_wait_check();
+        bindings::rcu_barrier();
+    }
 }
 
 /// Waits for a grace period (`synchronize_rcu()`): every read-side section begun before the
 /// call has ended. Sleeps; never call it under a [`Guard`] (with preemptible RCU it would
 /// wait for itself).
 pub fn synchronize() {
-    // SAFETY: FFI call without preconditions; the caller may sleep (documented).
-    unsafe { bindings::synchronize_rcu() };
+    // SAFETY: FFI calls without preconditions; the caller may sleep (documented). The check
+    // reports a call inside a read-side section, where the grace period could end under the
+    // caller's own references.
+    unsafe {
+        bindings::rcu_wait_check();
+        bindings::synchronize_rcu();
+    }
 }
 
 /// The header of every object an [`Rcu`] allocates: the callback that retires it, then the
@@ -179,12 +188,16 @@ struct Node<T> {
 ///
 /// Not generic, so that its code is the kernel's and not a module's: a callback may run
 /// after a module that replaced an object has begun to unload (until its `Rcu` is dropped).
+/// `#[inline(never)]` for the same reason: rustc may otherwise make a small non-generic
+/// function available for inlining in other crates (cross-crate inlining), and a module's
+/// generic `replace` would then pass `call_rcu()` a copy in the module's own code.
 ///
 /// # Safety
 ///
 /// `head` is the `head` of a [`Retired`] whose `list` is valid until the counter
 /// `in_flight` this callback decrements has been seen at zero (the `Rcu` waits for that in
 /// its drop).
+#[inline(never)]
 unsafe extern "C" fn retired_callback(head: *mut bindings::callback_head) {
     let node = head.cast::<Retired>();
     // SAFETY: `head` is the first field of a `Retired` (`#[repr(C)]`), which no one else
@@ -224,7 +237,8 @@ unsafe extern "C" fn retired_callback(head: *mut bindings::callback_head) {
 #[pin_data(PinnedDrop)]
 pub struct Rcu<T> {
     ptr: AtomicPtr<Node<T>>,
-    /// Pointed to by every node, hence pinned.
+    /// Pointed to by every replaced node: it must not move, and does not, as an `Rcu` is
+    /// `!Unpin` (`_pin`) and only used pinned (its constructor is a pin initialiser).
     retired: RetiredList,
     #[pin]
     _pin: PhantomPinned,
@@ -331,9 +345,12 @@ impl<T> Rcu<T> {
 #[pinned_drop]
 impl<T> PinnedDrop for Rcu<T> {
     fn drop(self: Pin<&mut Self>) {
-        // Even if no callback is pending: a drop in atomic context is a bug whenever one is.
+        // Even if no callback is pending: a drop in atomic context, or in a read-side section
+        // (where `barrier` would wait for itself, or a grace period end under a live
+        // reference), is a bug whenever one is; reported with `CONFIG_PROVE_RCU` and
+        // `CONFIG_DEBUG_ATOMIC_SLEEP`.
         // SAFETY: FFI call without preconditions.
-        unsafe { bindings::might_sleep() };
+        unsafe { bindings::rcu_wait_check() };
         if self.retired.in_flight.load(Ordering::Acquire) != 0 {
             barrier();
         }

@@ -9,7 +9,7 @@
 //! covers them, with transmit reading on two CPUs while the EM replaces the MAC table.
 
 use super::{barrier, Guard, Rcu};
-use crate::{kunit_expect_eq, prelude::*};
+use crate::{kunit_expect, kunit_expect_eq, prelude::*};
 use core::sync::atomic::{AtomicU8, Ordering};
 
 /// The values the cases use: `Counted(v)` for `v` below this.
@@ -83,7 +83,11 @@ fn replace_in_own_read_section() {
     kunit_expect_eq!(drops(0, VALUES), 0);
     kunit_expect_eq!(rcu.replace(Counted(100), GFP_KERNEL), Ok(()));
     kunit_expect_eq!(drops(0, 99), 99);
-    kunit_expect_eq!(drops(99, VALUES), 0);
+    // 99, replaced by that call, is dropped by it only if its grace period ended meanwhile
+    // (the test thread preempted between the retiring and the drops): at most once, and the
+    // current object not at all.
+    kunit_expect!(drops(99, 100) <= 1);
+    kunit_expect_eq!(drops(100, VALUES), 0);
 }
 
 /// An object replaced many times in a loop: each object is dropped exactly once, the last

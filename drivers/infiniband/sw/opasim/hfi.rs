@@ -18,7 +18,9 @@ use kernel::{
             self, DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify, PortState,
             ProviderDevice, StatDesc, SPEED_EDR, WIDTH_4X,
         },
-        verbs::{Cq, CqNotify, Qp, QpInit, QpModify, QpQuery, QpType, RecvWr, SendWr, WcWriter},
+        verbs::{
+            Cq, CqNotify, Qp, QpInit, QpModify, QpQuery, QpType, RecvWr, Refused, SendWr, WcWriter,
+        },
     },
     sync::Arc,
 };
@@ -211,7 +213,7 @@ impl provider::Provider for Hfi {
         qp::query(qp)
     }
 
-    fn post_recv(qp: &Qp<Self>, wr: RecvWr<'_>) -> Result {
+    fn post_recv<'a>(qp: &Qp<Self>, wr: RecvWr<'a>) -> Result<(), Refused<RecvWr<'a>>> {
         qp::post_recv(qp, wr)
     }
 
@@ -251,7 +253,7 @@ impl provider::Provider for Hfi {
         Ok(())
     }
 
-    fn post_send(qp: &Qp<Self>, wr: &SendWr<'_>) -> Result {
+    fn post_send<'a>(qp: &Qp<Self>, wr: SendWr<'a>) -> Result<(), Refused<SendWr<'a>>> {
         ud::send(qp, wr)
     }
 }

@@ -9,8 +9,8 @@ use kernel::{
     new_irq_spinlock,
     prelude::*,
     rdma::verbs::{
-        Qp, QpInit, QpModify, QpQuery, QpState, QpType, RecvInfo, RecvWr, SendWr, WcStatus,
-        WorkCompletion,
+        Qp, QpInit, QpModify, QpQuery, QpState, QpType, RecvInfo, RecvWr, Refused, SendWr,
+        WcStatus, WorkCompletion,
     },
     sync::IrqSpinLock,
 };
@@ -106,10 +106,10 @@ pub(crate) fn query(qp: &Qp<Hfi>) -> QpQuery {
 
 /// `post_recv`: receives may be posted from Init on, and not in Error (as
 /// `rvt_post_recv()`, which refuses in Reset and flushes in Error).
-pub(crate) fn post_recv(qp: &Qp<Hfi>, wr: RecvWr<'_>) -> Result {
+pub(crate) fn post_recv<'a>(qp: &Qp<Hfi>, wr: RecvWr<'a>) -> Result<(), Refused<RecvWr<'a>>> {
     let a = qp.data().attrs.lock();
     if matches!(a.state, QpState::Reset | QpState::Err) {
-        return Err(EINVAL);
+        return Err(Refused::new(wr, EINVAL));
     }
     qp.post_recv(wr)
 }
@@ -136,12 +136,12 @@ pub(crate) fn send_keys(qp: &Qp<Hfi>, wr: &SendWr<'_>) -> Result<(u32, u16, u32)
 
 /// Reports the completion of the send `wr` of `qp` (on `port`) with `status`: queues it on
 /// the send CQ if the request is signaled, the QP signals all requests, or it failed.
-pub(crate) fn complete_send(qp: &Qp<Hfi>, wr: &SendWr<'_>, status: WcStatus, port: u32) {
+pub(crate) fn complete_send(qp: &Qp<Hfi>, wr: SendWr<'_>, status: WcStatus, port: u32) {
     if !(qp.init().sig_all || wr.signaled() || status != WcStatus::Success) {
         return;
     }
     // A full CQ loses the completion, as an overrun does on rdmavt.
-    let _ = cq::complete(qp.send_cq(), WorkCompletion::send(qp, wr, status, port));
+    let _ = cq::complete(qp.send_cq(), WorkCompletion::send(wr, status, port));
 }
 
 /// Delivers a UD message (the concatenated `parts`) to `qp`: takes the oldest posted

@@ -11,7 +11,7 @@ use crate::{
 };
 use kernel::{
     prelude::*,
-    rdma::verbs::{Qp, RecvInfo, SendWr, WcStatus, QP1_QKEY},
+    rdma::verbs::{Qp, RecvInfo, Refused, SendWr, WcStatus, QP1_QKEY},
 };
 
 /// A UD packet on the wire, with the fields the simulated link layer carries.
@@ -38,12 +38,20 @@ pub(crate) struct Packet<'a> {
     pub(crate) payload: &'a [u8],
 }
 
-/// Sends `wr` from the QP `from`: builds the packet and hands it to the switch. The send completes
-/// successfully even when the packet is dropped on the way, as on a real fabric.
-pub(crate) fn send(from: &Qp<Hfi>, wr: &SendWr<'_>) -> Result {
+/// What sending a request needs, checked by [`prepare`].
+struct Sendable<'q> {
+    qkey: u32,
+    port_num: u32,
+    port: &'q Port,
+    slid: u32,
+    pkey: u16,
+    payload: KVec<u8>,
+}
+
+/// The checks of sending `wr` from `from`, and the payload gathered.
+fn prepare<'q>(from: &'q Qp<Hfi>, wr: &SendWr<'_>) -> Result<Sendable<'q>> {
     let (qkey, pkey_index, port_num) = qp::send_keys(from, wr)?;
-    let dev = from.device().data();
-    let port = dev.port(port_num)?;
+    let port = from.device().data().port(port_num)?;
     let Some(slid) = port.active_lid() else {
         return Err(EINVAL);
     };
@@ -53,6 +61,32 @@ pub(crate) fn send(from: &Qp<Hfi>, wr: &SendWr<'_>) -> Result {
     };
     let mut payload = KVec::with_capacity(wr.len(), GFP_ATOMIC)?;
     wr.gather(&mut payload)?;
+    Ok(Sendable {
+        qkey,
+        port_num,
+        port,
+        slid,
+        pkey,
+        payload,
+    })
+}
+
+/// Sends `wr` from the QP `from`: builds the packet and hands it to the switch. The send completes
+/// successfully even when the packet is dropped on the way, as on a real fabric.
+pub(crate) fn send<'a>(from: &Qp<Hfi>, wr: SendWr<'a>) -> Result<(), Refused<SendWr<'a>>> {
+    // Refused before it completes, or not at all: the completion consumes the request.
+    let Sendable {
+        qkey,
+        port_num,
+        port,
+        slid,
+        pkey,
+        payload,
+    } = match prepare(from, &wr) {
+        Ok(s) => s,
+        Err(e) => return Err(Refused::new(wr, e)),
+    };
+    let dev = from.device().data();
     let ah = wr.ah();
     let pkt = Packet {
         slid,

@@ -18,22 +18,19 @@ use crate::{
     integrity::{self, TxDrop},
     port::{Counters, Port},
     rx_errors::RxErr,
-    vnic_dma::{Post, RxPoll, VnicDma},
+    vnic_dma::{Post, VnicDma},
     vnic_stats::{self, VnicCounters, ETH_FCS_LEN},
     wire::hdr16b::{self, Hdr16b, RxLen},
 };
 use kernel::{
     bindings,
-    net::{
-        napi::{Napi, NapiCtx},
-        skbuff::{SkBuff, SkBuffRef},
-    },
+    net::skbuff::{SkBuff, SkBuffRef},
     new_mutex,
     prelude::*,
     rdma::{
         provider::ProviderDevice,
         vnic::{
-            ProviderNetdev, SkbMetadata, VnicFeatures, VnicOps, Xmit, SKB_MDATA_ENCAP_ERR,
+            ProviderNetdev, SkbMetadata, VnicFeatures, VnicOps, VnicRx, Xmit, SKB_MDATA_ENCAP_ERR,
             SKB_MDATA_LEN,
         },
     },
@@ -67,10 +64,9 @@ pub(crate) struct HfiVnic {
     pub(crate) queues: u32,
     /// The netdev's statistics.
     pub(crate) stats: VnicCounters,
-    /// The netdev's SDMA rings and receive queue.
+    /// The netdev's SDMA rings and receive queue (whose packets the netdev's NAPI poll
+    /// delivers).
     pub(crate) dma: Arc<VnicDma>,
-    /// The NAPI context that delivers what the receive queue holds.
-    pub(crate) napi: Pin<KBox<Napi<RxPoll>>>,
 }
 
 impl HfiVnic {
@@ -92,7 +88,6 @@ impl HfiVnic {
             )?,
             queues: crate::vnic_tx_queues.get(),
             stats: VnicCounters::default(),
-            napi: KBox::pin_init(Napi::new(RxPoll(dma.clone())), GFP_KERNEL)?,
             dma,
         })
     }
@@ -143,6 +138,10 @@ impl VnicOps<Hfi> for HfiVnic {
     fn stats(nd: &ProviderNetdev<Hfi>, out: &mut bindings::opa_vnic_stats) {
         vnic_stats::stats(nd, out)
     }
+
+    fn poll(nd: &ProviderNetdev<Hfi>, rx: &VnicRx<'_, Hfi>, budget: i32) -> i32 {
+        nd.data().dma.poll(nd, rx, budget)
+    }
 }
 
 /// Binds the netdev to its port under its vesw id (which must be set).
@@ -167,7 +166,7 @@ fn down(nd: &ProviderNetdev<Hfi>, b: &mut Binding) {
         // Nothing sends on the netdev now: what the rings hold goes out, the receive queue
         // is dropped. Only `binding`'s holder pauses the context, so this cannot be `EBUSY`.
         v.dma.flush_tx();
-        let _ = v.napi.paused(|| v.dma.detach());
+        let _ = nd.rx_paused(|| v.dma.detach());
     }
 }
 
@@ -396,12 +395,12 @@ pub(crate) fn receive(port: &Port, wire: &[u8]) {
         Counters::inc(&c.rcv_dropped);
         return;
     }
-    v.napi.schedule();
+    nd.schedule_rx();
 }
 
-/// `hfi1_vnic_bypass_rcv()` in the NAPI poll `ctx` of `nd`: the state check, decapsulation,
+/// `hfi1_vnic_bypass_rcv()` in the NAPI poll of `nd` (`rx`): the state check, decapsulation,
 /// the length checks and counters, and the frame to GRO.
-pub(crate) fn deliver(nd: &ProviderNetdev<Hfi>, ctx: &NapiCtx<'_>, wire: &[u8]) {
+pub(crate) fn deliver(nd: &ProviderNetdev<Hfi>, rx: &VnicRx<'_, Hfi>, wire: &[u8]) {
     let s = &nd.data().stats;
     if !nd.oper_up() {
         Counters::inc(&s.rx_drop_state);
@@ -437,7 +436,7 @@ pub(crate) fn deliver(nd: &ProviderNetdev<Hfi>, ctx: &NapiCtx<'_>, wire: &[u8]) 
     }
     // The length checks above keep runts away; the stack refuses a frame without an Ethernet
     // header all the same.
-    if nd.receive_gro(ctx, skb.into_inner()).is_err() {
+    if rx.receive_gro(skb.into_inner()).is_err() {
         Counters::inc(&s.rx_runt);
     }
 }

@@ -15,13 +15,10 @@
 use crate::{fifo::Fifo, hfi::Hfi, port::Counters, vnic};
 use kernel::{
     impl_has_work,
-    net::{
-        napi::{NapiCtx, NapiPoll},
-        skbuff::SkBuff,
-    },
+    net::skbuff::SkBuff,
     new_irq_spinlock, new_work,
     prelude::*,
-    rdma::vnic::ProviderNetdev,
+    rdma::vnic::{ProviderNetdev, VnicRx},
     sync::{Arc, IrqSpinLock},
     types::ARef,
     workqueue::{Queue, Work, WorkItem},
@@ -279,19 +276,19 @@ impl VnicDma {
     }
 }
 
-/// The NAPI poll of a netdev's receive queue.
-pub(crate) struct RxPoll(pub(crate) Arc<VnicDma>);
-
-impl NapiPoll for RxPoll {
-    fn poll(&self, ctx: &NapiCtx<'_>, budget: i32) -> i32 {
-        let mut rx = 0;
-        while rx < budget {
-            let Some((nd, wire)) = self.0.pop_rx() else {
+impl VnicDma {
+    /// The NAPI poll of the receive queue of `nd` (whose queue this is): delivers at most
+    /// `budget` packets while the netdev is attached.
+    pub(crate) fn poll(&self, nd: &ProviderNetdev<Hfi>, rx: &VnicRx<'_, Hfi>, budget: i32) -> i32 {
+        let mut n = 0;
+        while n < budget {
+            // The attached netdev is `nd`: only its own `up` attaches it.
+            let Some((_attached, wire)) = self.pop_rx() else {
                 break;
             };
-            vnic::deliver(&nd, ctx, &wire);
-            rx += 1;
+            vnic::deliver(nd, rx, &wire);
+            n += 1;
         }
-        rx
+        n
     }
 }

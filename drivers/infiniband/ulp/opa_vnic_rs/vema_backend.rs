@@ -249,8 +249,14 @@ impl VportBackend for Backend<'_> {
         };
         let info = v.shared.state.lock().info;
         let netdev = v.netdev.netdev();
+        // A list that cannot be copied (no atomic memory) is reported empty.
+        let each = |which, f: &mut dyn FnMut([u8; 6])| {
+            if let Ok(list) = netdev.addr_list(which) {
+                list.iter().for_each(|&mac| f(mac));
+            }
+        };
         if mcast {
-            netdev.with_addr_lists(|lists| lists.for_each(AddrList::Multicast, f));
+            each(AddrList::Multicast, f);
         } else {
             // One snapshot of both lists: the device list changes under RTNL, the unicast list
             // under the address lock, and RTNL keeps `ip link` from changing either meanwhile.
@@ -260,7 +266,7 @@ impl VportBackend for Backend<'_> {
                     f(mac);
                 }
             });
-            netdev.with_addr_lists(|lists| lists.for_each(AddrList::Unicast, f));
+            each(AddrList::Unicast, f);
         }
         if mcast {
             info.vport.mc_macs_gen_count

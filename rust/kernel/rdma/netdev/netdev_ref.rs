@@ -4,8 +4,15 @@
 //! context may use ([`UlpNetdevAtomic`]) and what process context may use besides
 //! ([`UlpNetdevRef`]).
 
-use super::addr_lists::{for_each_hw_addr, AddrLists};
-use crate::{bindings, net::rtnl::Rtnl, str::CStr, types::Opaque};
+use super::addr_lists::{for_each_hw_addr, AddrList, AddrLists};
+use crate::{
+    alloc::{flags::GFP_ATOMIC, KVec},
+    bindings,
+    error::Result,
+    net::rtnl::Rtnl,
+    str::CStr,
+    types::Opaque,
+};
 use core::{
     ffi::{c_int, c_void},
     ops::Deref,
@@ -185,18 +192,32 @@ impl UlpNetdevRef {
         unsafe { bindings::netdev_priv(self.as_raw()).cast::<bindings::rdma_netdev>() }
     }
 
-    /// Calls `f` with the netdev's unicast and multicast lists, taking its address lock for
-    /// it. ([`VnicUlp::rx_mode_changed`](super::VnicUlp::rx_mode_changed), which holds that
-    /// lock already, is given the lists and no [`UlpNetdevRef`].)
-    pub fn with_addr_lists<R>(&self, f: impl FnOnce(&AddrLists<'_>) -> R) -> R {
+    /// A copy of the netdev's unicast or multicast list, in list order, taken under its
+    /// address lock. ([`VnicUlp::rx_mode_changed`](super::VnicUlp::rx_mode_changed), which
+    /// holds that lock already, is given the lists and no [`UlpNetdevRef`].)
+    ///
+    /// A copy rather than a callback under the lock: no code of the caller runs with the lock
+    /// held and bottom halves off, where this reference's promises (process context, lock not
+    /// held) would be false. `ENOMEM` if the copy cannot be allocated (atomically).
+    pub fn addr_list(&self, which: AddrList) -> Result<KVec<[u8; 6]>> {
         // SAFETY: The netdev is valid, and the caller does not hold its address lock (type
         // invariant), so taking it cannot deadlock.
         unsafe { bindings::netif_addr_lock_bh(self.as_raw()) };
-        // INVARIANT: The address lock is held until `f` returns.
-        let r = f(&AddrLists { netdev: &self.0 });
-        // SAFETY: Taken above.
+        let copy = {
+            // INVARIANT: The address lock is held for as long as `lists` lives, this block.
+            let lists = AddrLists { netdev: &self.0 };
+            KVec::with_capacity(lists.count(which), GFP_ATOMIC).map(|mut v| {
+                // The capacity is the list's length, which cannot change meanwhile: no push
+                // fails.
+                lists.for_each(which, &mut |mac| {
+                    let _ = v.push(mac, GFP_ATOMIC);
+                });
+                v
+            })
+        };
+        // SAFETY: Taken above; `lists` is gone.
         unsafe { bindings::netif_addr_unlock_bh(self.as_raw()) };
-        r
+        Ok(copy?)
     }
 
     /// Binds the netdev to a virtual Ethernet switch: received packets with this vesw id

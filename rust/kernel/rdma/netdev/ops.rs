@@ -10,7 +10,7 @@ use crate::{
     bindings,
     net::{
         rtnl::Rtnl,
-        skbuff::{SkBuff, SkBuffRef},
+        skbuff::{xmit_busy, SkBuff, SkBuffRef},
     },
     rdma::vnic::SKB_MDATA_LEN,
     sync::rcu::ReadSide,
@@ -78,7 +78,7 @@ impl<T: VnicUlp> UlpNetdev<T> {
     /// Called by the networking stack only, for a netdev of this type, with the arguments of
     /// the `net_device_ops` or `ethtool_ops` member it stands for.
     pub(super) unsafe extern "C" fn start_xmit(
-        skb: *mut bindings::sk_buff,
+        given: *mut bindings::sk_buff,
         nd: *mut bindings::net_device,
     ) -> bindings::netdev_tx_t {
         // SAFETY: Called by the stack for a netdev of this type.
@@ -86,7 +86,7 @@ impl<T: VnicUlp> UlpNetdev<T> {
         // SAFETY: The stack hands a valid skb over to the driver (never null), and no one else
         // holds it: the netdev does not allow shared skbs (`IFF_TX_SKB_SHARING` is cleared in
         // `new`).
-        let skb = unsafe { SkBuff::from_raw(NonNull::new_unchecked(skb)) };
+        let skb = unsafe { SkBuff::from_raw(NonNull::new_unchecked(given)) };
         // SAFETY: The stack calls `ndo_start_xmit` with bottom halves disabled (under
         // `rcu_read_lock_bh()` in `__dev_queue_xmit()`, `local_bh_disable()` in pktgen and
         // `dev_direct_xmit()`) or interrupts disabled (netpoll): an RCU read-side section
@@ -96,14 +96,23 @@ impl<T: VnicUlp> UlpNetdev<T> {
             // The ULP took the frame (dropped it).
             return bindings::netdev_tx_NETDEV_TX_OK;
         };
-        // SAFETY: The device's transmit takes the skb over (or, returning `NETDEV_TX_BUSY`,
-        // hands it back to the stack, which requeues it).
-        unsafe {
+        // The ULP may have dropped the stack's buffer and returned another: `given` is only
+        // compared with what the device hands back (`xmit_busy`).
+        let out = skb.into_raw();
+        // SAFETY: The device's transmit takes the skb over, or, returning `NETDEV_TX_BUSY`,
+        // hands it back to its caller (as the device got it, hfi1's contract).
+        let ret = unsafe {
             match (*inner.hfi_ops).ndo_start_xmit {
-                Some(f) => f(skb.into_raw().as_ptr(), nd),
+                Some(f) => f(out.as_ptr(), nd),
                 None => bindings::netdev_tx_NETDEV_TX_OK,
             }
+        };
+        if ret != bindings::netdev_tx_NETDEV_TX_BUSY {
+            return ret;
         }
+        // SAFETY: On `NETDEV_TX_BUSY` the device gave the buffer `out` back: it is ours again.
+        let back = unsafe { SkBuff::from_raw(out) };
+        xmit_busy(given, back, || netdev.count_tx_dropped())
     }
 
     /// # Safety

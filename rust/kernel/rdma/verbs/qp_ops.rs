@@ -7,7 +7,7 @@
 use super::{
     cq::Cq,
     qp::{Qp, QpPriv},
-    qp_attr::{QpInit, QpModify, QpType},
+    qp_attr::{QpInit, QpModify, QpState, QpType},
     recv::{RecvQueue, RecvWr},
     send_wr::SendWr,
     MAX_QP_WR, MAX_SGE,
@@ -210,7 +210,17 @@ impl<T: Provider> Qp<T> {
         let me = unsafe { Self::from_raw(qp) };
         // SAFETY: `attr` is valid for reading during the call, by the op's contract.
         let attr = unsafe { &*attr };
-        errno(QpModify::new(attr, mask as u32).and_then(|m| T::modify_qp(me, &m)))
+        errno(QpModify::new(attr, mask as u32).and_then(|m| {
+            T::modify_qp(me, &m)?;
+            if m.state == Some(QpState::Reset) {
+                // Once `ib_modify_qp(RESET)` returns, the consumer may free the buffers it
+                // posted: none may stay queued for a delivery to write, whatever the provider
+                // did. (A delivery in progress holds the queue's lock while it writes, so the
+                // clear waits for it.)
+                me.recv_queue().clear();
+            }
+            Ok(())
+        }))
     }
 
     /// # Safety
@@ -262,17 +272,24 @@ impl<T: Provider> Qp<T> {
         let me = unsafe { Self::from_raw(qp) };
         let mut cur = wr;
         while !cur.is_null() {
+            // The next request is read first: once the provider completes this one, its
+            // consumer may free it (on another CPU, polling the CQ).
+            // SAFETY: `cur` is a valid request of the chain, not yet handed to the provider.
+            let next = unsafe { (*cur).next };
             // SAFETY: Every request of the chain of a UD QP (SMI, GSI and UD are the only
             // types `create_qp` accepts) is the `wr` of a valid `struct ib_ud_wr` (the posting
             // contract of UD QPs), valid during the call.
-            let ret = unsafe { SendWr::from_raw(qp, cur) }.and_then(|w| T::post_send(me, &w));
+            let ret = match unsafe { SendWr::from_raw(qp, cur) } {
+                Ok(w) => T::post_send(me, w).map_err(|r| r.err()),
+                Err(e) => Err(e),
+            };
             if let Err(e) = ret {
-                // SAFETY: `bad` is valid for writing, by the op's contract.
+                // SAFETY: `bad` is valid for writing, by the op's contract. The request was
+                // refused (`Refused` held it), so it is not completed and still valid.
                 unsafe { *bad = cur };
                 return e.to_errno();
             }
-            // SAFETY: `cur` is valid (see above).
-            cur = unsafe { (*cur).next };
+            cur = next;
         }
         0
     }
@@ -292,14 +309,21 @@ impl<T: Provider> Qp<T> {
         while !cur.is_null() {
             // SAFETY: `cur` is a valid request of the chain, during the call.
             let w = unsafe { &*cur };
+            // The next request is read first: once this one is queued, a delivery may
+            // complete it and its consumer free it.
+            let next = w.next;
             // SAFETY: `w` is a request posted to `qp`, by the op's contract.
-            let ret = unsafe { RecvWr::from_raw(qp, w) }.and_then(|r| T::post_recv(me, r));
+            let ret = match unsafe { RecvWr::from_raw(qp, w) } {
+                Ok(r) => T::post_recv(me, r).map_err(|r| r.err()),
+                Err(e) => Err(e),
+            };
             if let Err(e) = ret {
-                // SAFETY: `bad` is valid for writing, by the op's contract.
+                // SAFETY: `bad` is valid for writing, by the op's contract. The request was
+                // refused (`Refused` held it), so it is not queued.
                 unsafe { *bad = cur };
                 return e.to_errno();
             }
-            cur = w.next;
+            cur = next;
         }
         0
     }

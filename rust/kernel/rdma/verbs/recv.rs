@@ -10,7 +10,7 @@
 //! of the queue borrows the guard, so the lock is held while the buffer is written and the
 //! buffer is gone from the queue before its completion ([`RecvDone`]) can exist.
 
-use super::{qp::Qp, ring::Ring, MAX_SGE};
+use super::{qp::Qp, refused::Refused, ring::Ring, MAX_SGE};
 use crate::{
     bindings,
     error::{code::*, Result},
@@ -97,14 +97,20 @@ impl<'a> RecvWr<'a> {
 impl<T: Provider> Qp<T> {
     /// Queues the posted receive `wr` on this QP, behind the buffers posted before.
     ///
-    /// `EINVAL` if `wr` was posted to another QP, `ENOMEM` if the queue is full.
-    pub fn post_recv(&self, wr: RecvWr<'_>) -> Result {
+    /// Refuses it with `EINVAL` if `wr` was posted to another QP, `ENOMEM` if the queue is
+    /// full. Once queued, the request is posted: it has gone, and the provider's `post_recv`
+    /// has nothing left to refuse ([`Refused`]).
+    pub fn post_recv<'a>(&self, wr: RecvWr<'a>) -> Result<(), Refused<RecvWr<'a>>> {
         if wr.qp != self.raw() {
-            return Err(EINVAL);
+            return Err(Refused::new(wr, EINVAL));
         }
+        let RecvWr { qp, buf, _p } = wr;
         // INVARIANT: The buffer moves into the queue of the QP it was posted to (checked
         // above), where it may live.
-        self.p.rq.lock().ring.push(wr.buf).map_err(|_| ENOMEM)
+        self.p.rq.lock().ring.push(buf).map_err(|buf| {
+            // INVARIANT: Not queued: the request is whole again, for the provider to refuse.
+            Refused::new(RecvWr { qp, buf, _p }, ENOMEM)
+        })
     }
 
     /// Locks the QP's receive queue: to take the oldest buffer, or to drop them all.

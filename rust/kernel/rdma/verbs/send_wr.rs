@@ -12,13 +12,20 @@ use core::ffi::c_int;
 
 /// A UD send work request, during the provider's `post_send`.
 ///
+/// Not `Clone`: it exists once per request posted, and its completion
+/// ([`WorkCompletion::send`](super::WorkCompletion::send)) or its refusal
+/// ([`Refused`](super::Refused)) consumes it, so a request cannot be completed twice, nor
+/// completed and refused.
+///
 /// # Invariants
 ///
-/// `wr` is a valid `struct ib_ud_wr` for `'a`, with a send opcode, at most [`MAX_SGE`]
-/// scatter/gather entries that give kernel virtual addresses (virtual DMA) readable for `'a`,
-/// and an AH of the QP's device (so an [`Ah`] of this abstraction), alive for `'a`.
+/// `wr` is a valid `struct ib_ud_wr` for `'a`, posted to the QP `qp`, with a send opcode, at
+/// most [`MAX_SGE`] scatter/gather entries that give kernel virtual addresses (virtual DMA)
+/// readable for `'a`, and an AH of the QP's device (so an [`Ah`] of this abstraction), alive
+/// for `'a`.
 pub struct SendWr<'a> {
     wr: &'a bindings::ib_ud_wr,
+    qp: *mut bindings::ib_qp,
 }
 
 impl<'a> SendWr<'a> {
@@ -53,7 +60,7 @@ impl<'a> SendWr<'a> {
         }
         // INVARIANT: Checked above: a send, at most `MAX_SGE` entries, an AH of the QP's device
         // (whose ops are this abstraction's, so an `Ah`); the rest is the caller's guarantee.
-        Ok(Self { wr })
+        Ok(Self { wr, qp })
     }
 
     fn sges(&self) -> &[bindings::ib_sge] {
@@ -63,6 +70,11 @@ impl<'a> SendWr<'a> {
         }
         // SAFETY: `sg_list` has `num_sge` valid entries during `'a` (type invariant).
         unsafe { core::slice::from_raw_parts(self.wr.wr.sg_list, n) }
+    }
+
+    /// The QP the request was posted to.
+    pub(super) fn qp(&self) -> *mut bindings::ib_qp {
+        self.qp
     }
 
     pub(super) fn wr_id(&self) -> u64 {

@@ -56,11 +56,12 @@ pub struct RecvInfo {
 
 /// A work completion, waiting in a provider's CQ until `poll_cq` hands it to the core.
 ///
-/// Made only from the work request it completes ([`WorkCompletion::send`] borrows the
-/// [`SendWr`], [`WorkCompletion::recv`] consumes the [`RecvDone`] of a receive buffer that is
-/// no longer reachable), so a provider cannot report a request it was not given, nor a
-/// receive whose buffer it can still write.
-#[derive(Clone, Copy)]
+/// Made only from the work request it completes, which it consumes
+/// ([`WorkCompletion::send`] the [`SendWr`], [`WorkCompletion::recv`] the [`RecvDone`] of a
+/// receive buffer that is no longer reachable), and neither `Clone` nor `Copy`: a provider
+/// cannot report a request it was not given, nor one twice (a consumer such as `ib_mad`
+/// frees or reposts the request on its first completion), nor a request it then refuses, nor
+/// a receive whose buffer it can still write.
 pub struct WorkCompletion {
     /// The `wr_id` / `wr_cqe` union of the work request, as its bits.
     wr_id: u64,
@@ -73,14 +74,14 @@ pub struct WorkCompletion {
 }
 
 impl WorkCompletion {
-    /// The completion of the send `wr` of `qp` on `port`.
-    pub fn send<T: Provider>(qp: &Qp<T>, wr: &SendWr<'_>, status: WcStatus, port: u32) -> Self {
+    /// The completion of the send `wr` (of the QP it was posted to) on `port`.
+    pub fn send(wr: SendWr<'_>, status: WcStatus, port: u32) -> Self {
         Self {
             wr_id: wr.wr_id(),
             status: status.raw(),
             opcode: bindings::ib_wc_opcode_IB_WC_SEND,
             byte_len: wr.len() as u32,
-            qp: QpPtr(qp.raw()),
+            qp: QpPtr(wr.qp()),
             info: RecvInfo {
                 slid: 0,
                 src_qp: 0,
@@ -126,7 +127,7 @@ impl WorkCompletion {
 
     /// The completion as the core's `struct ib_wc`, zero in what a software device does not
     /// report.
-    fn to_raw(self) -> bindings::ib_wc {
+    fn into_raw(self) -> bindings::ib_wc {
         let mut wc_flags = 0;
         if self.info.imm.is_some() {
             wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_IMM as c_int;
@@ -187,7 +188,7 @@ impl WcWriter<'_> {
         }
         // SAFETY: `n < num`, so the entry is inside the array, valid for writing (type
         // invariant); `write` does not read or drop the possibly uninitialised old value.
-        unsafe { self.wc.add(self.n).write(wc.to_raw()) };
+        unsafe { self.wc.add(self.n).write(wc.into_raw()) };
         // INVARIANT: `n` was below `num`.
         self.n += 1;
         Ok(())

@@ -3,13 +3,16 @@
 //! The `alloc_rdma_netdev` operation of a provider and the operations of its VNIC netdevs, which
 //! call the provider's [`VnicOps`].
 
-use super::{ProviderNetdev, SkbMetadata, VnicOps, Xmit, MAX_TX_QUEUES, PRIV_OFFSET};
+use super::{
+    rx::{rx_offset, RxNapi},
+    ProviderNetdev, SkbMetadata, VnicOps, Xmit, MAX_TX_QUEUES, PRIV_OFFSET,
+};
 use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::{
     bindings,
     error::code::*,
     ffi::{c_char, c_int, c_uchar},
-    net::skbuff::SkBuff,
+    net::skbuff::{xmit_busy, SkBuff},
 };
 use core::{marker::PhantomData, ptr::NonNull};
 
@@ -41,6 +44,7 @@ impl<T: Provider> Adapter<T> {
     ) -> *mut bindings::net_device {
         crate::build_assert!(core::mem::align_of::<T::Vnic>() <= 8);
         crate::build_assert!(PRIV_OFFSET % 8 == 0);
+        crate::build_assert!(core::mem::align_of::<RxNapi>() <= 8);
         // SAFETY: The core passes a device of `T`, alive during the call.
         let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         if kind != bindings::rdma_netdev_t_RDMA_NETDEV_OPA_VNIC {
@@ -53,7 +57,7 @@ impl<T: Provider> Adapter<T> {
             Ok(d) => d,
             Err(e) => return e.to_ptr(),
         };
-        let size = PRIV_OFFSET + core::mem::size_of::<T::Vnic>();
+        let size = rx_offset::<T>() + core::mem::size_of::<RxNapi>();
         let txqs = T::Vnic::tx_queues(dev, port).clamp(1, MAX_TX_QUEUES);
         // SAFETY: `name` is the client's C string and `setup` its setup function, valid during
         // the call; `txqs` transmit queues (at least one), one receive queue (receive does not
@@ -65,13 +69,16 @@ impl<T: Provider> Adapter<T> {
             return ENOMEM.to_ptr();
         }
         // SAFETY: `nd` is a new netdev with a zeroed private area of `size` bytes, which only
-        // this function knows: write the device's callbacks, its data and its ops.
+        // this function knows: write the device's callbacks, its data, its receive context
+        // (after the data, destroyed in `free_rdma_netdev` before the netdev is freed) and
+        // its ops.
         unsafe {
             let p = bindings::netdev_priv(nd).cast::<u8>();
             let rn = p.cast::<bindings::rdma_netdev>();
             (*rn).free_rdma_netdev = Some(Self::free_rdma_netdev);
             (*rn).set_id = Some(Self::set_id);
             p.add(PRIV_OFFSET).cast::<T::Vnic>().write(data);
+            RxNapi::init::<T>(p.add(rx_offset::<T>()).cast::<RxNapi>(), nd);
             (*nd).netdev_ops = &Self::NETDEV_OPS;
             // As `hfi1_vnic_alloc_rn()`: the same features offered, on, and inherited by VLAN
             // devices on top.
@@ -87,10 +94,12 @@ impl<T: Provider> Adapter<T> {
     ///
     /// Called by the client once, with an unregistered VNIC netdev of `T`.
     unsafe extern "C" fn free_rdma_netdev(nd: *mut bindings::net_device) {
-        // SAFETY: The netdev is a VNIC netdev of `T`; its data is dropped once, here, before
-        // the netdev is freed, and nothing uses it any more (it is unregistered).
+        // SAFETY: The netdev is a VNIC netdev of `T`; its receive context is deleted (no poll
+        // uses the data after this) and its data dropped, once, here, before the netdev is
+        // freed, and nothing uses it any more (it is unregistered).
         unsafe {
             let p = bindings::netdev_priv(nd).cast::<u8>();
+            RxNapi::destroy(p.add(rx_offset::<T>()).cast::<RxNapi>());
             core::ptr::drop_in_place(p.add(PRIV_OFFSET).cast::<T::Vnic>());
             bindings::free_netdev(nd);
         }
@@ -143,11 +152,13 @@ impl<T: Provider> Adapter<T> {
         // SAFETY: `ndo_start_xmit` passes the ownership of the buffer.
         match T::Vnic::xmit(nd, unsafe { SkBuff::from_raw(skb) }) {
             Xmit::Done => bindings::netdev_tx_NETDEV_TX_OK,
-            Xmit::Busy(skb) => {
-                // The stack keeps the buffer it gave and requeues it.
-                let _ = skb.into_raw();
-                bindings::netdev_tx_NETDEV_TX_BUSY
-            }
+            // The stack takes back the buffer it gave, and only that one: another is dropped
+            // and counted as a transmit drop of the netdev (`xmit_busy`).
+            Xmit::Busy(back) => xmit_busy(skb.as_ptr(), back, || {
+                // SAFETY: The netdev is alive during the call; the counter may be raised in
+                // any context.
+                unsafe { bindings::dev_core_stats_tx_dropped_inc(nd.as_raw()) }
+            }),
         }
     }
 

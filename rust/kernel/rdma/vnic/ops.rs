@@ -2,7 +2,7 @@
 
 //! The operations a provider gives its OPA VNIC netdevs.
 
-use super::{ProviderNetdev, SkbMetadata, VnicFeatures, Xmit};
+use super::{ProviderNetdev, SkbMetadata, VnicFeatures, VnicRx, Xmit};
 use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::{bindings, net::skbuff::SkBuff, prelude::*};
 
@@ -46,6 +46,12 @@ pub trait VnicOps<P: Provider>: Sized + Send + Sync + 'static {
 
     /// `ndo_get_stats64`: fills the whole `struct opa_vnic_stats`.
     fn stats(nd: &ProviderNetdev<P>, stats: &mut bindings::opa_vnic_stats);
+
+    /// The poll of the netdev's receive NAPI context, once
+    /// [`ProviderNetdev::schedule_rx`] scheduled it: delivers at most `budget` frames (with
+    /// [`VnicRx::receive_gro`]) and returns how many; less than `budget` completes the
+    /// context. Softirq context: must not sleep.
+    fn poll(nd: &ProviderNetdev<P>, rx: &VnicRx<'_, P>, budget: i32) -> i32;
 }
 
 /// The [`Provider::Vnic`] of a provider without OPA VNIC netdevs. [`VnicOps::alloc`] fails, so no
@@ -81,4 +87,8 @@ impl<P: Provider> VnicOps<P> for NoVnic {
     }
 
     fn stats(_nd: &ProviderNetdev<P>, _stats: &mut bindings::opa_vnic_stats) {}
+
+    fn poll(_nd: &ProviderNetdev<P>, _rx: &VnicRx<'_, P>, _budget: i32) -> i32 {
+        0
+    }
 }
