@@ -112,7 +112,7 @@ pub(crate) unsafe fn run_poll(
 ///
 /// # Invariants
 ///
-/// `napi` was added to `dev` with [`Self::poll_callback`] as its poll function, and is enabled
+/// `napi` was added to `dev` with `Self::poll_callback` as its poll function, and is enabled
 /// except while [`Napi::paused`] runs; `dev` is a dummy netdev that `Self` owns.
 #[pin_data(PinnedDrop)]
 pub struct Napi<T: NapiPoll> {

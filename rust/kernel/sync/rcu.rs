@@ -229,7 +229,7 @@ unsafe extern "C" fn retired_callback(head: *mut bindings::callback_head) {
 ///
 /// - `ptr` is always a pointer from [`KBox::into_raw`] of a `Node<T>` that this object owns.
 /// - A node replaced out of `ptr` has its `list` pointing to `retired`, and has been passed
-///   to `call_rcu()` with [`retired_callback`],
+///   to `call_rcu()` with `retired_callback`,
 ///   and counted in `retired.in_flight` until its callback has pushed it onto
 ///   `retired.first`; a node on that list is owned by this object again, and is dropped only
 ///   from there. So a reference a reader got under a [`Guard`] stays valid until the guard

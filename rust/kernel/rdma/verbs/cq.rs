@@ -118,7 +118,7 @@ impl CqCore {
 ///
 /// # Invariants
 ///
-/// `core` is valid as [`CqCore`] says and `data` is initialised, from the end of a successful
+/// `core` is valid as `CqCore` says and `data` is initialised, from the end of a successful
 /// `create_cq` until `destroy_cq`. The core allocated `Self` with `kzalloc()` (aligned to at
 /// least 8 bytes, enough for `Self`: checked at build time).
 #[repr(C)]

@@ -29,7 +29,7 @@ pub(super) struct QpPriv<T: Provider> {
     pub(super) data: T::Qp,
 }
 
-/// A QP of the provider `T`: the core's `struct ib_qp` followed by [`QpPriv`].
+/// A QP of the provider `T`: the core's `struct ib_qp` followed by `QpPriv`.
 ///
 /// Shared with [`ARef`](crate::types::ARef): the provider keeps references to the QPs that
 /// can receive (in its port tables); destroying the QP waits until they are all dropped.

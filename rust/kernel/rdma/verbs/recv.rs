@@ -51,7 +51,7 @@ impl RecvQueue {
 ///
 /// # Invariants
 ///
-/// `buf` is a request posted to the QP `qp` and valid as [`RecvBuffer`] says; the lifetime
+/// `buf` is a request posted to the QP `qp` and valid as `RecvBuffer` says; the lifetime
 /// `'a` is that of the `post_recv` call, so the request cannot be kept past it.
 pub struct RecvWr<'a> {
     qp: *mut bindings::ib_qp,
