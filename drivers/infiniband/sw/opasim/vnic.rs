@@ -422,7 +422,7 @@ pub(crate) fn deliver(nd: &ProviderNetdev<Hfi>, rx: &VnicRx<'_, Hfi>, wire: &[u8
             return;
         }
     }
-    // As hfi1 (with this project's patch): only the frames passed up are received.
+    // As `hfi1_vnic_update_rx_counters()` with patch 0021: only the frames passed up count.
     Counters::inc(&s.rx_packets);
     Counters::add(&s.rx_bytes, eth.len() as u64 + ETH_FCS_LEN);
     s.rx_grp.count(eth, eth.len(), true);
