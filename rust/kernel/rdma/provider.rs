@@ -13,7 +13,8 @@
 //! semantics: its CQs (their rings and arming), its QPs' states and keys, and what happens to
 //! a UD send ([`Provider::post_send`]). PDs need nothing from the provider; AHs keep their
 //! address; posted receive buffers are kept by the abstraction (see
-//! [`verbs`](super::verbs)).
+//! [`verbs`](super::verbs)). A provider may be its ports' management agent: the SMA and PMA
+//! that answer the subnet manager and the admin tools ([`Provider::process_mad`], [`mad`]).
 //!
 //! Every other verb (memory registration, connected QPs, user verbs) is absent from the ops
 //! table or answers `EOPNOTSUPP`.
@@ -21,6 +22,7 @@
 mod adapter;
 mod attr;
 mod device;
+pub mod mad;
 
 pub use attr::{
     DeviceAttr, Mtu, PortAttr, PortImmutable, PortModify, PortState, StatDesc, SPEED_EDR, WIDTH_4X,
@@ -130,6 +132,21 @@ pub trait Provider: Sized + 'static {
     /// Called when the QP's creator destroys it: the driver must drop every reference it
     /// keeps to it (the abstraction then waits for the last one before freeing).
     fn destroy_qp(_qp: &Qp<Self>) {}
+
+    /// Takes, answers or passes on `req`, a MAD that arrived on QP0 or QP1 of one of the
+    /// device's ports, a directed-route SMP a local agent sends to its own port, or a
+    /// performance query of the core (`process_mad`; see [`mad`]). The answer goes into
+    /// `reply`. Called in any context, interrupts possibly off: must not sleep.
+    ///
+    /// Without this op the core gives every MAD to its agents, and local directed-route SMPs
+    /// go out on the wire.
+    fn process_mad(
+        _dev: &ProviderDevice<Self>,
+        _req: &mad::MadRequest<'_>,
+        _reply: &mut mad::MadReply<'_>,
+    ) -> mad::MadVerdict {
+        mad::MadVerdict::Pass
+    }
 
     /// The names of the per-port counters, in the order of [`Provider::port_counters`].
     fn port_counter_descs() -> &'static [StatDesc] {

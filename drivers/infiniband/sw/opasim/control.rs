@@ -7,7 +7,8 @@
 //!   `add NPORTS [LID...]` adds a device, `del NAME` removes one.
 //! - `<device>/port<N>/lid`, `pkeys`, `state`: read or write a port's LID (1 to 0xbfff, unique
 //!   on the fabric), P_Key table (up to 16 P_Keys, hexadecimal, separated by spaces) and state
-//!   (`active` or `down`).
+//!   (written `active` or `down`; read as the SMA leaves it too: `down`, `init`, `armed` or
+//!   `active`). The subnet manager sets the same state through the SMA ([`crate::sma`]).
 //! - `<device>/port<N>/capabilities` (read only): the port's capability masks as its users
 //!   set them with `ib_modify_port()`, `cap_mask 0x...` (InfiniBand) and `cap_mask3 0x...`
 //!   (OPA; an OPA VNIC driver sets IsEthOnFabricSupported, `0x2000`, while it serves the port).
@@ -41,6 +42,7 @@ use kernel::{
     debugfs::{Dir, File, FileOps, Text},
     debugfs_file_operations, fmt,
     prelude::*,
+    rdma::provider::PortState,
     str::CString,
     sync::Arc,
 };
@@ -211,7 +213,7 @@ impl FileOps for PortFile {
                 }
                 writeln!(w)
             }
-            Setting::State => writeln!(w, "{}", if c.active { "active" } else { "down" }),
+            Setting::State => writeln!(w, "{}", crate::mgmt::state_name(c.state)),
             Setting::Capabilities => writeln!(
                 w,
                 "cap_mask {:#010x}\ncap_mask3 {:#06x}",
@@ -329,9 +331,9 @@ impl FileOps for PortFile {
             | Setting::VnicSdma
             | Setting::RxErrors => Err(EPERM),
             Setting::State => {
-                let active = match word {
-                    b"active" | b"up" => true,
-                    b"down" => false,
+                let state = match word {
+                    b"active" | b"up" => PortState::Active,
+                    b"down" => PortState::Down,
                     _ => {
                         pr_warn!("port {}: the state is 'active' or 'down'\n", self.port.num);
                         return Err(EINVAL);
@@ -339,7 +341,7 @@ impl FileOps for PortFile {
                 };
                 self.sim
                     .configure(self.dev_index, &self.port, Change::State, |c| {
-                        c.active = active
+                        c.state = state
                     })
             }
         }

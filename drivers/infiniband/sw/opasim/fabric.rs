@@ -17,6 +17,10 @@ use kernel::{
 /// The most ports the switch has.
 pub(crate) const MAX_PORTS: usize = 64;
 
+/// The switch's node GUID, as the HFI ports report their neighbour's (PortInfo's
+/// NeighborNodeGUID).
+pub(crate) const SWITCH_GUID: u64 = 0x0011_7501_00ff_0000;
+
 /// The switch and the ports attached to it.
 #[pin_data]
 pub(crate) struct Fabric {
@@ -54,6 +58,17 @@ impl Fabric {
         let slot = ports.iter_mut().find(|p| p.is_none()).ok_or(ENOSPC)?;
         *slot = Some(port);
         Ok(())
+    }
+
+    /// The switch port `port` is attached to (from 1), as PortInfo's NeighborPortNum; 0 if
+    /// it is not attached.
+    pub(crate) fn switch_port(&self, port: &Port) -> u8 {
+        let ports = self.ports.lock();
+        ports
+            .iter()
+            .position(|p| p.as_deref().is_some_and(|p| core::ptr::eq(p, port)))
+            .and_then(|i| u8::try_from(i + 1).ok())
+            .unwrap_or(0)
     }
 
     /// Detaches the ports for which `f` is true from the switch.

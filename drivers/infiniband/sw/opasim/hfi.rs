@@ -10,12 +10,14 @@ use crate::{
     ud,
     vnic::HfiVnic,
 };
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     prelude::*,
     rdma::{
         provider::{
-            self, DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify, PortState,
+            self,
+            mad::{MadReply, MadRequest, MadVerdict},
+            DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify,
             ProviderDevice, StatDesc, SPEED_EDR, WIDTH_4X,
         },
         verbs::{
@@ -42,9 +44,48 @@ pub(crate) struct HfiDevice {
     pub(crate) fabric: Arc<Fabric>,
     /// The device's ports, port 1 first.
     pub(crate) ports: KVec<Arc<Port>>,
+    /// The node description, as the SMA answers it: the IB core's copy, kept here too since
+    /// the core changes its own without a lock (words, so a reader racing a change sees a
+    /// mix of both descriptions, as on hfi1, but no torn word).
+    node_desc: [AtomicU64; provider::NODE_DESC_LEN / 8],
 }
 
 impl HfiDevice {
+    /// A device of GUID `guid` with `ports` on `fabric`, named by [`Hfi::NODE_DESC`] until
+    /// someone changes it.
+    pub(crate) fn new(guid: u64, fabric: Arc<Fabric>, ports: KVec<Arc<Port>>) -> Self {
+        let d = Self {
+            guid,
+            fabric,
+            ports,
+            node_desc: [const { AtomicU64::new(0) }; provider::NODE_DESC_LEN / 8],
+        };
+        let mut desc = [0u8; provider::NODE_DESC_LEN];
+        for (o, i) in desc.iter_mut().zip(<Hfi as provider::Provider>::NODE_DESC.as_bytes()) {
+            *o = *i;
+        }
+        d.set_node_desc(&desc);
+        d
+    }
+
+    /// The node description (NUL-padded).
+    pub(crate) fn node_desc(&self) -> [u8; provider::NODE_DESC_LEN] {
+        let mut out = [0u8; provider::NODE_DESC_LEN];
+        for (o, w) in out.chunks_exact_mut(8).zip(self.node_desc.iter()) {
+            o.copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes());
+        }
+        out
+    }
+
+    /// Replaces the node description.
+    pub(crate) fn set_node_desc(&self, desc: &[u8; provider::NODE_DESC_LEN]) {
+        for (c, w) in desc.chunks_exact(8).zip(self.node_desc.iter()) {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            w.store(u64::from_ne_bytes(b), Ordering::Relaxed);
+        }
+    }
+
     /// The port `num` (from 1).
     pub(crate) fn port(&self, num: u32) -> Result<&Arc<Port>> {
         let i = num.checked_sub(1).ok_or(EINVAL)?;
@@ -98,15 +139,13 @@ impl provider::Provider for Hfi {
     fn query_port(dev: &ProviderDevice<Self>, num: u32) -> Result<PortAttr> {
         let port = port_of(dev, num)?;
         let c = port.config();
+        let m = port.mgmt();
         let n = |v: u64| v.min(u32::MAX.into()) as u32;
         Ok(PortAttr {
-            state: if c.active {
-                PortState::Active
-            } else {
-                PortState::Down
-            },
+            state: c.state,
             lid: c.lid,
-            sm_lid: dev.data().fabric.sm_lid(),
+            sm_lid: m.sm_lid.unwrap_or_else(|| dev.data().fabric.sm_lid()),
+            sm_sl: m.sm_sl,
             lmc: 0,
             gid_tbl_len: 1,
             pkey_tbl_len: PKEY_TABLE_LEN as u16,
@@ -119,7 +158,7 @@ impl provider::Provider for Hfi {
             mtu: Mtu::Mtu4096,
             phys_mtu: 8192,
             max_vl_num: 4,
-            subnet_timeout: 18,
+            subnet_timeout: m.subnet_timeout,
             active_width: WIDTH_4X,
             active_speed: SPEED_EDR,
         })
@@ -128,11 +167,18 @@ impl provider::Provider for Hfi {
     /// The node description changes as on hfi1 (`modify_device()` in `hw/hfi1/verbs.c`),
     /// where `rdma-ndd` writes `hostname hfi1_0` at boot. hfi1 also sends its SM a
     /// node-description-changed trap; opasim's SA reads the description when asked.
-    fn modify_node_desc(
-        _dev: &ProviderDevice<Self>,
-        _desc: &[u8; provider::NODE_DESC_LEN],
-    ) -> Result {
+    fn modify_node_desc(dev: &ProviderDevice<Self>, desc: &[u8; provider::NODE_DESC_LEN]) -> Result {
+        dev.data().set_node_desc(desc);
         Ok(())
+    }
+
+    /// The SMA and PMA of each port, as hfi1's (see [`crate::sma`]).
+    fn process_mad(
+        dev: &ProviderDevice<Self>,
+        req: &MadRequest<'_>,
+        reply: &mut MadReply<'_>,
+    ) -> MadVerdict {
+        crate::sma::process(dev, req, reply)
     }
 
     /// Capability bits change as asked (as rdmavt's `rvt_modify_port()`); the Q_Key violation

@@ -26,7 +26,7 @@
 //! (hfi1 counts them as `tx_dlid_zero`): `encap_err`.
 
 use crate::wire::hdr16b::{self, Hdr16b};
-use core::sync::atomic::AtomicU64;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Service classes of a 16B header (5 bits).
 pub(crate) const NUM_SC: usize = 32;
@@ -132,6 +132,18 @@ impl DropCounters {
     pub(crate) fn of(&self, why: TxDrop) -> &AtomicU64 {
         // The discriminants are 0 to 7, the positions in `ALL`.
         &self.0[why as usize]
+    }
+
+    /// The packets dropped, every reason together.
+    pub(crate) fn total(&self) -> u64 {
+        self.0.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+
+    /// Zeroes every counter.
+    pub(crate) fn clear(&self) {
+        for c in &self.0 {
+            c.store(0, Ordering::Relaxed);
+        }
     }
 }
 

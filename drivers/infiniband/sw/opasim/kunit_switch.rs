@@ -16,7 +16,7 @@ fn three_ports(
 ) -> Option<(kernel::sync::Arc<Fabric>, [kernel::sync::Arc<Port>; 3])> {
     let fabric = Fabric::new().ok()?;
     let mut c3 = PortConfig::new(3, pkeys[2]);
-    c3.active = false;
+    c3.state = kernel::rdma::provider::PortState::Down;
     let p = [
         Port::new(0, 1, 0x11, PortConfig::new(1, pkeys[0])).ok()?,
         Port::new(1, 1, 0x21, PortConfig::new(2, pkeys[1])).ok()?,

@@ -26,12 +26,20 @@ mod integrity;
 mod kunit;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit_switch;
+#[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
+mod kunit_sma;
+mod mgmt;
 mod pkey;
+mod pma;
 mod port;
 mod qp;
 mod rx_errors;
 mod sim;
 mod sm;
+mod sma;
+mod sma_node;
+mod sma_port;
+mod sma_tables;
 mod ud;
 mod vnic;
 mod vnic_dma;

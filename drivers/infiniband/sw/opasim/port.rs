@@ -5,11 +5,12 @@
 use crate::{
     hfi::Hfi,
     integrity::{DropCounters, PortView, DEFAULT_SC2VL, DEFAULT_VL_MTUS, NUM_DATA_VLS, NUM_SC},
+    mgmt::Mgmt,
     pkey,
     rx_errors::RxErrors,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use kernel::rdma::vnic::ProviderNetdev;
+use kernel::rdma::{provider::PortState, vnic::ProviderNetdev};
 use kernel::{
     c_str, new_irq_spinlock,
     prelude::*,
@@ -32,8 +33,9 @@ pub(crate) struct PortConfig {
     pub(crate) lid: u32,
     /// The P_Key table; 0 marks an empty entry.
     pub(crate) pkeys: [u16; PKEY_TABLE_LEN],
-    /// Whether the port is ACTIVE (otherwise DOWN).
-    pub(crate) active: bool,
+    /// The logical port state, as the subnet manager (through the SMA) or the `state` file
+    /// sets it. Only an ACTIVE port passes data; hfi1's, too (`HLS_UP_ACTIVE`).
+    pub(crate) state: PortState,
 }
 
 impl PortConfig {
@@ -46,8 +48,13 @@ impl PortConfig {
         Self {
             lid,
             pkeys: t,
-            active: true,
+            state: PortState::Active,
         }
+    }
+
+    /// Whether the port is ACTIVE.
+    pub(crate) fn active(&self) -> bool {
+        self.state == PortState::Active
     }
 }
 
@@ -72,6 +79,9 @@ pub(crate) struct Counters {
     pub(crate) rcv_qkey_viol: AtomicU64,
     /// Packets dropped on receive: no such QP, or no receive buffer posted.
     pub(crate) rcv_dropped: AtomicU64,
+    /// Packets received with an error the chip flagged (ICRC, framing): the PMA's
+    /// PortRcvErrors.
+    pub(crate) rcv_errors: AtomicU64,
 }
 
 impl Counters {
@@ -173,6 +183,9 @@ pub(crate) struct Port {
     /// The MTU of each data VL, as the fabric manager sets it.
     #[pin]
     vl_mtu: IrqSpinLock<[u16; NUM_DATA_VLS as usize]>,
+    /// What else the subnet manager sets through the SMA.
+    #[pin]
+    mgmt: IrqSpinLock<Mgmt>,
     /// The port's counters.
     pub(crate) counters: Counters,
     /// The VNIC packets the HFI's integrity checks dropped, by reason.
@@ -208,6 +221,7 @@ impl Port {
                 vnics <- new_irq_spinlock!([const { None }; MAX_VNICS], "opasim_port_vnics"),
                 sc2vl <- new_irq_spinlock!(DEFAULT_SC2VL, "opasim_port_sc2vl"),
                 vl_mtu <- new_irq_spinlock!(DEFAULT_VL_MTUS, "opasim_port_vl_mtu"),
+                mgmt <- new_irq_spinlock!(Mgmt::new(NUM_DATA_VLS), "opasim_port_mgmt"),
                 counters: Counters::default(),
                 tx_drops: DropCounters::default(),
                 sdma: SdmaCounters::default(),
@@ -232,7 +246,7 @@ impl Port {
     /// The port's LID if it is active (a port that is down neither sends nor receives).
     pub(crate) fn active_lid(&self) -> Option<u32> {
         let c = self.config.lock();
-        (c.active && c.lid != 0).then_some(c.lid)
+        (c.active() && c.lid != 0).then_some(c.lid)
     }
 
     /// The port's SC-to-VL send table.
@@ -253,6 +267,26 @@ impl Port {
     /// Replaces the MTUs of the data VLs.
     pub(crate) fn set_vl_mtu(&self, t: [u16; NUM_DATA_VLS as usize]) {
         *self.vl_mtu.lock() = t;
+    }
+
+    /// The port's management state (a copy).
+    pub(crate) fn mgmt(&self) -> Mgmt {
+        *self.mgmt.lock()
+    }
+
+    /// Changes the port's management state with `f`, under its lock (which `f` must not
+    /// take again), and returns what `f` returns.
+    pub(crate) fn update_mgmt<R>(&self, f: impl FnOnce(&mut Mgmt) -> R) -> R {
+        f(&mut self.mgmt.lock())
+    }
+
+    /// Changes the port's configuration with `f`, under its lock, and returns the old and the
+    /// new configuration (the SMA's changes: the SM checks what it sets, not opasim).
+    pub(crate) fn update_config(&self, f: impl FnOnce(&mut PortConfig)) -> (PortConfig, PortConfig) {
+        let mut c = self.config.lock();
+        let old = *c;
+        f(&mut c);
+        (old, *c)
     }
 
     /// What the send-side checks need of the port, if it is active.

@@ -34,9 +34,16 @@ pub(crate) const DEFAULT_PKEYS: [u16; PKEY_TABLE_LEN] = {
     t
 };
 
-/// The GUID of device `index`; its port `n` has the GUID plus `n`.
+/// The node GUID of device `index`, which is also its port 1's GUID, as on hfi1 (`chip.c`:
+/// the port's GUID is the node's).
 pub(crate) fn device_guid(index: u32) -> u64 {
-    0x0011_7501_0000_0000 | (u64::from(index) << 8)
+    0x0011_7501_0000_0001 | (u64::from(index) << 8)
+}
+
+/// The GUID of port `n` of the node `node_guid`: bits 30-31 hold the port number minus one,
+/// so that the SM's spoofing check (opa-ff's `NodeGUIDtoPortGUID()`) holds.
+pub(crate) fn port_guid(node_guid: u64, n: u32) -> u64 {
+    (node_guid & !(3 << 30)) | ((u64::from(n.saturating_sub(1)) & 3) << 30)
 }
 
 /// A device of the simulation: its debugfs files, its registration; its ports are attached
@@ -185,7 +192,7 @@ impl Sim {
         let guid = device_guid(index);
         let mut ports = KVec::with_capacity(configs.len(), GFP_KERNEL)?;
         for (i, c) in (1u32..).zip(configs) {
-            ports.push(Port::new(index, i, guid + u64::from(i), *c)?, GFP_KERNEL)?;
+            ports.push(Port::new(index, i, port_guid(guid, i), *c)?, GFP_KERNEL)?;
         }
         // From here on, dropping `dev` undoes whatever was done.
         let mut dev = SimDevice {
@@ -198,11 +205,7 @@ impl Sim {
         for p in ports.iter() {
             self.fabric.attach(p.clone())?;
         }
-        let data = HfiDevice {
-            guid,
-            fabric: self.fabric.clone(),
-            ports,
-        };
+        let data = HfiDevice::new(guid, self.fabric.clone(), ports);
         let nports = u32::try_from(configs.len())?;
         dev.reg = Some(Registration::new(
             self.module,
@@ -347,7 +350,7 @@ impl Sim {
             match what {
                 Change::Lid => d.lid_event(port.num),
                 Change::Pkeys => d.pkey_event(port.num),
-                Change::State => d.port_event(port.num, new.active),
+                Change::State => d.port_event(port.num, new.active()),
             }
         }
         Ok(())

@@ -379,6 +379,7 @@ pub(crate) fn receive(port: &Port, wire: &[u8]) {
             RxErr::Icrc => &s.rx_crc_errors,
             RxErr::Frame => &s.rx_frame_errors,
         });
+        Counters::inc(&c.rcv_errors);
         Counters::inc(&c.rcv_dropped);
         return;
     }

@@ -56,6 +56,8 @@ pub struct PortAttr {
     pub lid: u32,
     /// The LID of the subnet manager.
     pub sm_lid: u32,
+    /// The SL to reach the subnet manager on.
+    pub sm_sl: u8,
     /// The LID mask control.
     pub lmc: u8,
     /// Number of GIDs.

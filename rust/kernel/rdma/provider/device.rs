@@ -73,6 +73,27 @@ impl<T: Provider> ProviderDevice<T> {
         unsafe { (*self.as_raw()).phys_port_cnt }
     }
 
+    /// Offers the MAD `mad` of `port` to the provider as the core does (`process_mad`, through
+    /// the same path), and returns the result flags, the answer's size and P_Key index, with
+    /// the answer in `out`: for tests that craft MADs byte by byte.
+    ///
+    /// `mad` must have the size of its base version on the port (256 bytes, or 2048 for an OPA
+    /// MAD on an OPA port) and `out` at least as many bytes: `EINVAL` otherwise, or if the port
+    /// does not exist, or if the provider has no `process_mad`.
+    pub fn process_mad(
+        &self,
+        port: u32,
+        mad: &[u8],
+        source: Option<super::mad::MadSource>,
+        ignore_mkey: bool,
+        out: &mut [u8],
+    ) -> Result<super::mad::MadOutcome> {
+        if !T::HAS_PROCESS_MAD {
+            return Err(EINVAL);
+        }
+        Adapter::<T>::call_process_mad(self, port, mad, source, ignore_mkey, out)
+    }
+
     /// Tells the IB core's clients that `port` became active (`true`) or went down (`false`)
     /// (`ib_dispatch_event` with `IB_EVENT_PORT_ACTIVE` / `IB_EVENT_PORT_ERR`), so that they
     /// and the core's caches read the port again.
@@ -113,12 +134,30 @@ impl<T: Provider> ProviderDevice<T> {
 
     /// Tells the clients that the LID of `port` changed (`IB_EVENT_LID_CHANGE`).
     pub fn lid_event(&self, port: u32) {
+        self.dispatch(port, bindings::ib_event_type_IB_EVENT_LID_CHANGE);
+    }
+
+    /// Tells the clients that the subnet manager of `port`, its LID or SL, changed
+    /// (`IB_EVENT_SM_CHANGE`).
+    pub fn sm_event(&self, port: u32) {
+        self.dispatch(port, bindings::ib_event_type_IB_EVENT_SM_CHANGE);
+    }
+
+    /// Tells the clients that the subnet manager asks them to register again with the SA
+    /// (`IB_EVENT_CLIENT_REREGISTER`: multicast groups, event subscriptions).
+    pub fn client_reregister_event(&self, port: u32) {
+        self.dispatch(port, bindings::ib_event_type_IB_EVENT_CLIENT_REREGISTER);
+    }
+
+    /// Dispatches the port event `kind` of `port` (ignored for a port the device does not
+    /// have). `ib_dispatch_event()` only queues it, so any context may call this.
+    fn dispatch(&self, port: u32, kind: bindings::ib_event_type) {
         if port == 0 || port > self.port_count() {
             return;
         }
         let mut event = bindings::ib_event {
             device: self.as_raw(),
-            event: bindings::ib_event_type_IB_EVENT_LID_CHANGE,
+            event: kind,
             // SAFETY: The rest of `struct ib_event` (the element union) is valid zeroed.
             ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
         };
