@@ -17,8 +17,8 @@ use kernel::{
         provider::{
             self,
             mad::{MadReply, MadRequest, MadVerdict},
-            DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify,
-            ProviderDevice, StatDesc, SPEED_EDR, WIDTH_4X,
+            DeviceAttr, Mtu, PortAttr, PortCapMask, PortImmutable, PortModify, ProviderDevice,
+            StatDesc, SPEED_EDR, WIDTH_4X,
         },
         verbs::{
             Cq, CqNotify, Qp, QpInit, QpModify, QpQuery, QpType, RecvWr, Refused, SendWr, WcWriter,
@@ -61,7 +61,10 @@ impl HfiDevice {
             node_desc: [const { AtomicU64::new(0) }; provider::NODE_DESC_LEN / 8],
         };
         let mut desc = [0u8; provider::NODE_DESC_LEN];
-        for (o, i) in desc.iter_mut().zip(<Hfi as provider::Provider>::NODE_DESC.as_bytes()) {
+        for (o, i) in desc
+            .iter_mut()
+            .zip(<Hfi as provider::Provider>::NODE_DESC.as_bytes())
+        {
             *o = *i;
         }
         d.set_node_desc(&desc);
@@ -167,8 +170,19 @@ impl provider::Provider for Hfi {
     /// The node description changes as on hfi1 (`modify_device()` in `hw/hfi1/verbs.c`),
     /// where `rdma-ndd` writes `hostname hfi1_0` at boot. hfi1 also sends its SM a
     /// node-description-changed trap; opasim's SA reads the description when asked.
-    fn modify_node_desc(dev: &ProviderDevice<Self>, desc: &[u8; provider::NODE_DESC_LEN]) -> Result {
+    fn modify_node_desc(
+        dev: &ProviderDevice<Self>,
+        desc: &[u8; provider::NODE_DESC_LEN],
+    ) -> Result {
         dev.data().set_node_desc(desc);
+        // hfi1 tells the SM (`hfi1_node_desc_chg()`: trap 144 with the description flag).
+        for port in dev.data().ports.iter() {
+            crate::sma_trap::local_changes(
+                port,
+                &dev.data().fabric,
+                crate::sma_trap::CHANGE_NODE_DESC,
+            );
+        }
         Ok(())
     }
 
@@ -193,7 +207,13 @@ impl provider::Provider for Hfi {
             PortCapMask::Ib => &port.caps.ib,
             PortCapMask::Opa3 => &port.caps.opa3,
         };
+        let before = Capabilities::get(mask);
         Capabilities::modify(mask, change.set, change.clear);
+        // A changed mask is told to the SM (trap 144), as rdmavt's `rvt_modify_port()` has
+        // hfi1 do (`hfi1_cap_mask_chg()`).
+        if Capabilities::get(mask) != before {
+            crate::sma_trap::local_changes(port, &dev.data().fabric, 0);
+        }
         if change.reset_qkey_cntr {
             port.counters.rcv_qkey_viol.store(0, Ordering::Relaxed);
         }

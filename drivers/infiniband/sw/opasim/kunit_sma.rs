@@ -33,7 +33,14 @@ struct Dev {
 fn device() -> Option<Dev> {
     let fabric = Fabric::new().ok()?;
     let guid = device_guid(0xee);
-    let mk = |n: u32| Port::new(0xee, n, port_guid(guid, n), PortConfig::new(0x40 + n, &[0xffff, 0x8001]));
+    let mk = |n: u32| {
+        Port::new(
+            0xee,
+            n,
+            port_guid(guid, n),
+            PortConfig::new(0x40 + n, &[0xffff, 0x8001]),
+        )
+    };
     let ports = [mk(1).ok()?, mk(2).ok()?];
     let mut v = KVec::new();
     for p in &ports {
@@ -41,7 +48,8 @@ fn device() -> Option<Dev> {
         v.push(p.clone(), GFP_KERNEL).ok()?;
     }
     let data = HfiDevice::new(guid, fabric, v);
-    let reg = Registration::new(&crate::THIS_MODULE, c_str!("opasim_kunit%d"), 2, guid, data).ok()?;
+    let reg =
+        Registration::new(&crate::THIS_MODULE, c_str!("opasim_kunit%d"), 2, guid, data).ok()?;
     Some(Dev { reg, ports, guid })
 }
 
@@ -91,7 +99,10 @@ fn offer(d: &Dev, port: u32, mad: &[u8], ignore_mkey: bool) -> (MadOutcome, KVec
     let mut out = KVec::new();
     let _ = out.extend_from_slice(&[0u8; OPA_MAD_SIZE], GFP_KERNEL);
     let src = local_src(mad.len() as u32);
-    let r = d.reg.device().process_mad(port, mad, src, ignore_mkey, &mut out);
+    let r = d
+        .reg
+        .device()
+        .process_mad(port, mad, src, ignore_mkey, &mut out);
     let o = r.unwrap_or(MadOutcome {
         flags: 0xdead,
         size: 0,
@@ -180,11 +191,20 @@ fn sma_refusals() {
     kunit_expect_eq!(o.pkey_index, 0);
     // A wrong-sized MAD never reaches the provider.
     let mut out = [0u8; 256];
-    kunit_expect!(d.reg.device().process_mad(1, &v[..256], None, false, &mut out).is_err());
+    kunit_expect!(d
+        .reg
+        .device()
+        .process_mad(1, &v[..256], None, false, &mut out)
+        .is_err());
 }
 
 /// A PortInfo Set of port state `ls`/`ps`, LID `lid` and SM LID 1, from a Get's answer.
-fn portinfo_set(d: &Dev, port: u32, am: u32, edit: impl FnOnce(&mut [u8])) -> (MadOutcome, KVec<u8>) {
+fn portinfo_set(
+    d: &Dev,
+    port: u32,
+    am: u32,
+    edit: impl FnOnce(&mut [u8]),
+) -> (MadOutcome, KVec<u8>) {
     let (_, got) = offer(d, port, &opa_dr(1, 0x15, 0x0100_0000, 0), false);
     let mut m = opa_dr(2, 0x15, am, 0);
     put(&mut m, DR, &got[DR..DR + 242]);
@@ -296,6 +316,8 @@ fn sma_mkey() {
     let (o, _) = offer(&d, 1, &opa_dr(1, 0x11, 0, 0x999), false);
     kunit_expect_eq!(o.flags, 0);
     kunit_expect_eq!(d.ports[0].mgmt().mkey_violations, 1);
+    // And a bad M_Key trap (256) for the SM at LID 1, which no port of this switch has.
+    kunit_expect_eq!(Counters::get(&d.ports[0].counters.xmit_unknown_dlid), 1);
     // The right M_Key, or the core's IGNORE_MKEY, passes.
     let (o, _) = offer(&d, 1, &opa_dr(1, 0x11, 0, 0xabc), false);
     kunit_expect_eq!(o.flags, REPLIED);

@@ -25,9 +25,9 @@ mod integrity;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
-mod kunit_switch;
-#[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit_sma;
+#[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
+mod kunit_switch;
 mod mgmt;
 mod pkey;
 mod pma;
@@ -40,6 +40,7 @@ mod sma;
 mod sma_node;
 mod sma_port;
 mod sma_tables;
+mod sma_trap;
 mod ud;
 mod vnic;
 mod vnic_dma;

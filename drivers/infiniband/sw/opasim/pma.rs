@@ -120,7 +120,9 @@ pub(crate) fn process_opa(
         return MadVerdict::Failure;
     };
     if let Some(s) = req.source() {
-        ans.len = (s.byte_len as usize).saturating_sub(40).min(req.bytes().len());
+        ans.len = (s.byte_len as usize)
+            .saturating_sub(40)
+            .min(req.bytes().len());
     }
     if hdr.class_version != OPA_SM_CLASS_VERSION {
         ans.fail(STATUS_UNSUP_VERSION);
@@ -212,7 +214,14 @@ fn link_quality(port: &Port) -> u8 {
 
 /// Checks the port and VL selects of a counters request (`pma_get_opa_datacounters()`,
 /// `pma_get_opa_porterrors()`): one port, the one the MAD came in on.
-fn counters_request(port: &Port, ans: &mut Answer<'_>, am: u32, at: usize, base: usize, per_vl: usize) -> Option<usize> {
+fn counters_request(
+    port: &Port,
+    ans: &mut Answer<'_>,
+    am: u32,
+    at: usize,
+    base: usize,
+    per_vl: usize,
+) -> Option<usize> {
     let mask = ans.be32_at(at + 32);
     let n = vls(ans, mask)?;
     if am >> 24 != 1 {
@@ -294,7 +303,10 @@ fn clear_status(port: &Port, ans: &mut Answer<'_>, am: u32, at: usize) -> usize 
     zero(CS_PORT_XMIT_PKTS, &[&c.xmit_packets]);
     zero(CS_PORT_RCV_PKTS, &[&c.rcv_packets]);
     zero(CS_PORT_RCV_CONSTRAINT_ERRORS, &[&c.rcv_bad_pkey]);
-    zero(CS_PORT_XMIT_DISCARDS, &[&c.xmit_unknown_dlid, &c.xmit_bad_pkey]);
+    zero(
+        CS_PORT_XMIT_DISCARDS,
+        &[&c.xmit_unknown_dlid, &c.xmit_bad_pkey],
+    );
     if sel & CS_PORT_XMIT_DISCARDS != 0 {
         port.tx_drops.clear();
     }

@@ -282,7 +282,10 @@ impl Port {
 
     /// Changes the port's configuration with `f`, under its lock, and returns the old and the
     /// new configuration (the SMA's changes: the SM checks what it sets, not opasim).
-    pub(crate) fn update_config(&self, f: impl FnOnce(&mut PortConfig)) -> (PortConfig, PortConfig) {
+    pub(crate) fn update_config(
+        &self,
+        f: impl FnOnce(&mut PortConfig),
+    ) -> (PortConfig, PortConfig) {
         let mut c = self.config.lock();
         let old = *c;
         f(&mut c);

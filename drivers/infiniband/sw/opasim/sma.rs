@@ -328,6 +328,10 @@ fn subn_opa(
         return ans.reply();
     }
     if !check_mkey(port, hdr.method, smp.mkey(), req.ignore_mkey()) {
+        let dr = smp
+            .is_directed()
+            .then(|| (smp.dr_slid(), smp.return_path(), smp.hop_cnt()));
+        crate::sma_trap::bad_mkey(port, &dev.data().fabric, &hdr, smp.mkey(), dr);
         return MadVerdict::Failure;
     }
     let sma = Sma {
@@ -465,6 +469,10 @@ fn subn_ib(
         return ans.reply();
     }
     if !check_mkey(port, hdr.method, smp.mkey(), req.ignore_mkey()) {
+        let dr = smp
+            .is_directed()
+            .then(|| (smp.dr_slid(), smp.return_path(), smp.hop_cnt()));
+        crate::sma_trap::bad_mkey(port, &dev.data().fabric, &hdr, smp.mkey(), dr);
         return MadVerdict::Failure;
     }
     match (hdr.method, hdr.attr_id) {

@@ -31,7 +31,13 @@ fn oui() -> [u8; 3] {
 
 /// Get(NodeInfo) (`__subn_get_opa_nodeinfo()`): no attribute modifier; the port's GUID is
 /// port 1's the node's, as on hfi1.
-pub(crate) fn get_nodeinfo(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
+pub(crate) fn get_nodeinfo(
+    sma: &Sma<'_>,
+    ans: &mut Answer<'_>,
+    am: u32,
+    at: usize,
+    max: usize,
+) -> Step {
     let guid = sma.dev.data().guid;
     if am != 0 || guid == 0 || sma.port.guid == 0 || max < NODE_INFO_LEN {
         ans.fail(STATUS_INVALID_FIELD);
@@ -83,7 +89,13 @@ pub(crate) fn get_ib_nodeinfo(
 
 /// Get(NodeDescription) (`__subn_get_opa_nodedesc()`): the description the IB core shows in
 /// sysfs, as `rdma-ndd` or an admin set it.
-pub(crate) fn get_nodedesc(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
+pub(crate) fn get_nodedesc(
+    sma: &Sma<'_>,
+    ans: &mut Answer<'_>,
+    am: u32,
+    at: usize,
+    max: usize,
+) -> Step {
     if am != 0 || max < NODE_DESC_LEN {
         ans.fail(STATUS_INVALID_FIELD);
         return Step::Added(0);

@@ -83,10 +83,7 @@ pub(crate) fn get_portinfo(
     ans.put_u8(at + 14, VLARB_CAP);
     ans.put_u8(at + 15, VLARB_CAP);
     ans.put_u8(at + 17, led_offline(&m));
-    ans.put_u8(
-        at + 19,
-        (phys_state(c.state, &m) << 4) | state_num(c.state),
-    );
+    ans.put_u8(at + 19, (phys_state(c.state, &m) << 4) | state_num(c.state));
     ans.put_u8(at + 20, PORT_TYPE_FIXED);
     // OPA_COLLECTIVE_NR and OPA_MCAST_NR.
     ans.put_u8(at + 21, (1 << 3) | 4);
@@ -334,7 +331,11 @@ pub(crate) fn set_portinfo(
     let prot = (ans.u8_at(at + 22) & 0xc0) >> 6;
     let high = (ans.be16_at(at + 10) & 0xff) as u8;
     let vls = ans.u8_at(at + 25) & 0x1f;
-    let viol = [ans.be16_at(at + 30), ans.be16_at(at + 32), ans.be16_at(at + 34)];
+    let viol = [
+        ans.be16_at(at + 30),
+        ans.be16_at(at + 32),
+        ans.be16_at(at + 34),
+    ];
     let timeout = ans.u8_at(at + 47) & 0x1f;
     let mut invalid = false;
     port.update_mgmt(|m| {
@@ -381,10 +382,14 @@ pub(crate) fn set_portinfo(
         ans.fail(STATUS_INVALID_FIELD);
     }
     if viol[1] == 0 {
-        port.counters.rcv_bad_pkey.store(0, core::sync::atomic::Ordering::Relaxed);
+        port.counters
+            .rcv_bad_pkey
+            .store(0, core::sync::atomic::Ordering::Relaxed);
     }
     if viol[2] == 0 {
-        port.counters.rcv_qkey_viol.store(0, core::sync::atomic::Ordering::Relaxed);
+        port.counters
+            .rcv_qkey_viol
+            .store(0, core::sync::atomic::Ordering::Relaxed);
     }
     // The data VLs' MTUs, from the neighbour MTU nibbles; an invalid code gets the largest.
     let mut mtus = port.vl_mtu();

@@ -10,9 +10,7 @@ use crate::{
     integrity::{NUM_DATA_VLS, VL15},
     mgmt::{BCT_LEN, NUM_SC, VLARB_ELEMS},
     port::PKEY_TABLE_LEN,
-    sma::{
-        Answer, Sma, Step, LIM_MGMT_P_KEY, STATUS_INVALID_FIELD, STATUS_UNSUP_METH_ATTR,
-    },
+    sma::{Answer, Sma, Step, LIM_MGMT_P_KEY, STATUS_INVALID_FIELD, STATUS_UNSUP_METH_ATTR},
     sma_port::am_nport,
 };
 use kernel::rdma::provider::PortState;
@@ -30,7 +28,14 @@ const ILLEGAL_VL: u8 = 12;
 const VLARB_LEN: usize = 256;
 
 /// Get of a table attribute.
-pub(crate) fn get(attr: u16, sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
+pub(crate) fn get(
+    attr: u16,
+    sma: &Sma<'_>,
+    ans: &mut Answer<'_>,
+    am: u32,
+    at: usize,
+    max: usize,
+) -> Step {
     match attr {
         0x16 => get_pkeys(sma, ans, am, at, max),
         0x17 => get_map(ans, am, at, max, sma.port.mgmt().sl2sc),
@@ -50,7 +55,14 @@ pub(crate) fn get(attr: u16, sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: u
 }
 
 /// Set of a table attribute; the answer is the table as a Get reads it after.
-pub(crate) fn set(attr: u16, sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
+pub(crate) fn set(
+    attr: u16,
+    sma: &Sma<'_>,
+    ans: &mut Answer<'_>,
+    am: u32,
+    at: usize,
+    max: usize,
+) -> Step {
     match attr {
         0x16 => set_pkeys(sma, ans, am, at, max),
         0x17 | 0x82 => {
@@ -61,7 +73,8 @@ pub(crate) fn set(attr: u16, sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: u
             let mut t = [0u8; NUM_SC];
             t.copy_from_slice(ans.bytes(at, NUM_SC));
             let sl2sc = attr == 0x17;
-            sma.port.update_mgmt(|m| if sl2sc { m.sl2sc = t } else { m.sc2sl = t });
+            sma.port
+                .update_mgmt(|m| if sl2sc { m.sl2sc = t } else { m.sc2sl = t });
             get(attr, sma, ans, am, at, max)
         }
         0x84 => set_sc2vlt(sma, ans, am, at, max),
@@ -155,7 +168,10 @@ fn get_map(ans: &mut Answer<'_>, am: u32, at: usize, max: usize, t: [u8; NUM_SC]
 
 /// Whether the port is Armed or Active, when the VL maps may change only asynchronously.
 fn configured(sma: &Sma<'_>) -> bool {
-    matches!(sma.port.config().state, PortState::Armed | PortState::Active)
+    matches!(
+        sma.port.config().state,
+        PortState::Armed | PortState::Active
+    )
 }
 
 fn get_sc2vlt(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {

@@ -119,8 +119,7 @@ impl<'a> Smp<'a> {
     /// otherwise. `None` if it is not an SMP (class 0x01 or 0x81) or too short for its layout.
     pub fn new(mad: &'a [u8]) -> Option<Self> {
         let hdr = MadHdr::read(mad);
-        if hdr.mgmt_class != CLASS_SUBN_LID_ROUTED && hdr.mgmt_class != CLASS_SUBN_DIRECTED_ROUTE
-        {
+        if hdr.mgmt_class != CLASS_SUBN_LID_ROUTED && hdr.mgmt_class != CLASS_SUBN_DIRECTED_ROUTE {
             return None;
         }
         let opa = hdr.base_version == OPA_BASE_VERSION;

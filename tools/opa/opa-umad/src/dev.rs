@@ -45,12 +45,13 @@ const MAX_READ: usize = 16 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AgentId(pub u32);
 
-/// What an agent registers for, on QP1 (the GSI).
+/// What an agent registers for, on QP1 (the GSI) or, for the subnet
+/// management classes, QP0 (the SMI).
 ///
-/// The default is a send-only agent: class 0, which receives nothing
-/// unsolicited but gets the responses to its requests and their
+/// The default is a send-only agent on QP1: class 0, which receives
+/// nothing unsolicited but gets the responses to its requests and their
 /// time-outs, whatever their class.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Registration {
     /// Management class (0: send only).
     pub mgmt_class: u8,
@@ -64,6 +65,15 @@ pub struct Registration {
     /// 0: no RMPP; 1: the MAD layer segments this agent's RMPP-active
     /// sends and reassembles the RMPP transfers it receives.
     pub rmpp_version: u8,
+    /// The QP of the agent: 1 (the GSI) for every class but the
+    /// subnet management ones, whose agents are on QP0 (the SMI).
+    pub qpn: u32,
+}
+
+impl Default for Registration {
+    fn default() -> Self {
+        Self::class(0, 0)
+    }
 }
 
 impl Registration {
@@ -76,7 +86,17 @@ impl Registration {
             oui: 0,
             method_mask: [0; 2],
             rmpp_version: 0,
+            qpn: 1,
         }
+    }
+
+    /// An agent of the subnet management class `mgmt_class` (0x01
+    /// LID-routed, 0x81 directed-route) on QP0, as an SM or an admin tool
+    /// registers one to send SMPs.
+    pub const fn smi(mgmt_class: u8, class_version: u8) -> Self {
+        let mut r = Self::class(mgmt_class, class_version);
+        r.qpn = 0;
+        r
     }
 
     /// The same with the vendor OUI `oui` (most significant byte first).
@@ -289,12 +309,12 @@ impl Device {
         &self.path
     }
 
-    /// Registers an agent on QP1 (`IB_USER_MAD_REGISTER_AGENT2`); from
+    /// Registers an agent on its QP (`IB_USER_MAD_REGISTER_AGENT2`); from
     /// the first one on, the file speaks the 64-byte header with
     /// `pkey_index`.
     pub fn register(&self, reg: &Registration) -> io::Result<AgentId> {
         let mut req = RegReq2 {
-            qpn: 1,
+            qpn: reg.qpn,
             mgmt_class: reg.mgmt_class,
             mgmt_class_version: reg.class_version,
             method_mask: reg.method_mask,

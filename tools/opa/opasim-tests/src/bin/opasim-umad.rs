@@ -5,6 +5,8 @@
 //!
 //! ```text
 //! opasim-umad ping REQ_UMAD RESP_UMAD DLID [--pkey-index N] [--expect-timeout]
+//! opasim-umad smp UMAD ATTR [--am N] [--ib] [--hop-ptr N] [--hop-cnt N]
+//! opasim-umad traps UMAD [--count N] [--secs S]
 //! ```
 //!
 //! The requester registers a GSI agent of the vendor class 0x09 on `REQ_UMAD` and sends a Get
@@ -13,6 +15,17 @@
 //! prints what each side saw and exits 0 when the requester got the answer. With
 //! `--expect-timeout` it exits 0 only when nothing arrives at the responder and the request
 //! times out (a MAD dropped on the way).
+//!
+//! `smp` sends a directed-route SubnGet(`ATTR`) to the local port of `UMAD` (hop count 0,
+//! permissive LIDs), as opamgt and the SM do, from an agent on QP0: an OPA SMP, or with `--ib`
+//! an IB one (base version 1). It prints the answer's method and status, then `data ` and
+//! its attribute data in hex, on one line. `--hop-ptr`/`--hop-cnt` make the route wrong: the MAD layer refuses such
+//! a send (`send refused: ...`, exit status 2).
+//!
+//! `traps` takes the SubnTraps that reach the port of `UMAD` (an agent of the LID-routed SMP
+//! class on QP0, as the SM has), printing `trap N from LID L type T: HEX` for each (HEX: the
+//! Notice's 64 bytes of details), until `--count` of them came (exit 0) or `--secs` passed
+//! (exit 1).
 
 #![forbid(unsafe_code)]
 
@@ -66,6 +79,145 @@ struct Cli {
 enum Cmd {
     /// Send a Get of the vendor class 0x09 from REQ_UMAD to DLID and answer it on RESP_UMAD
     Ping(Args),
+    /// Send a directed-route SubnGet to the local port and print the answer
+    Smp(SmpArgs),
+    /// Print the SubnTraps that reach a port, as its SM would get them
+    Traps(TrapArgs),
+}
+
+#[derive(clap::Args)]
+struct TrapArgs {
+    /// umad device of the SM's port (umad1)
+    #[arg(value_name = "UMAD")]
+    umad: String,
+    /// Traps to wait for
+    #[arg(long, value_name = "N", default_value = "1", value_parser = num::<u32>)]
+    count: u32,
+    /// Seconds to wait at most
+    #[arg(long, value_name = "S", default_value = "10", value_parser = num::<u64>)]
+    secs: u64,
+}
+
+/// Takes the traps that reach `a.umad` until `a.count` came: whether they did in time.
+fn traps(a: &TrapArgs) -> Result<bool, String> {
+    const METHOD_TRAP: u8 = 0x05;
+    let (mut dev, _) = Device::open_agent(
+        umad_dev_path(&a.umad),
+        &Registration::smi(0x01, 0x80).with_method(METHOD_TRAP),
+    )
+    .map_err(|e| format!("trap agent on {}: {e}", a.umad))?;
+    println!("{}: waiting for {} trap(s)", a.umad, a.count);
+    let deadline = std::time::Instant::now() + Duration::from_secs(a.secs);
+    let mut got = 0;
+    while got < a.count {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Ok(false);
+        }
+        let Some(r) = dev.recv(left).map_err(|e| format!("read: {e}"))? else {
+            continue;
+        };
+        if r.mad.len() < 128 || r.mad[3] != METHOD_TRAP {
+            continue;
+        }
+        // The Notice, in the LID-routed data after the M_Key.
+        let n = &r.mad[32..128];
+        let num = u16::from_be_bytes([n[4], n[5]]);
+        let issuer = u32::from_be_bytes([n[8], n[9], n[10], n[11]]);
+        let hex: String = n[32..].iter().map(|b| format!("{b:02x}")).collect();
+        println!(
+            "trap {num} from LID {issuer} (slid {}) type {:#04x}: {hex}",
+            r.lid, n[0]
+        );
+        got += 1;
+    }
+    Ok(true)
+}
+
+#[derive(clap::Args)]
+struct SmpArgs {
+    /// umad device of the port (umad0)
+    #[arg(value_name = "UMAD")]
+    umad: String,
+    /// Attribute id (0x11 NodeInfo, 0x15 PortInfo, ...)
+    #[arg(value_name = "ATTR", value_parser = num::<u16>)]
+    attr: u16,
+    /// Attribute modifier
+    #[arg(long, value_name = "N", default_value = "0", value_parser = num::<u32>)]
+    am: u32,
+    /// An IB SMP (base and class version 1) rather than an OPA one
+    #[arg(long)]
+    ib: bool,
+    /// Hop pointer of the route (0 for a good local route)
+    #[arg(long, value_name = "N", default_value = "0", value_parser = num::<u8>)]
+    hop_ptr: u8,
+    /// Hop count of the route (0 for the local port)
+    #[arg(long, value_name = "N", default_value = "0", value_parser = num::<u8>)]
+    hop_cnt: u8,
+}
+
+/// The directed-route SMP class.
+const CLASS_DR_SMP: u8 = 0x81;
+
+/// Why `smp` failed: the MAD layer refused the send (exit status 2), or anything else.
+enum SmpError {
+    Refused(String),
+    Other(String),
+}
+
+/// A directed-route SubnGet of `attr` from the local port, hop count 0 unless `a` says.
+fn smp_request(a: &SmpArgs, tid: u32) -> Vec<u8> {
+    let (len, version) = if a.ib { (256, 1) } else { (2048, 0x80) };
+    let mut m = vec![0u8; len];
+    m[..4].copy_from_slice(&[version, CLASS_DR_SMP, version, METHOD_GET]);
+    m[6] = a.hop_ptr;
+    m[7] = a.hop_cnt;
+    m[12..16].copy_from_slice(&tid.to_be_bytes());
+    m[16..18].copy_from_slice(&a.attr.to_be_bytes());
+    m[20..24].copy_from_slice(&a.am.to_be_bytes());
+    // Permissive DrSLID and DrDLID: 32-bit in an OPA SMP, 16-bit in an IB one.
+    let lids = if a.ib { 32..36 } else { 32..40 };
+    m[lids].fill(0xff);
+    m
+}
+
+fn smp(a: &SmpArgs) -> Result<(), SmpError> {
+    let other = |what: &str, e: io::Error| SmpError::Other(format!("{what}: {e}"));
+    let version = if a.ib { 1 } else { 0x80 };
+    let (mut dev, id) = Device::open_agent(
+        umad_dev_path(&a.umad),
+        &Registration::smi(CLASS_DR_SMP, version),
+    )
+    .map_err(|e| other(&format!("SMP agent on {}", a.umad), e))?;
+    let tid = 0x5b5b_0000 | std::process::id() & 0xffff;
+    let hdr = SendHdr {
+        timeout_ms: 1000,
+        qpn: 0,
+        qkey: 0,
+        ..SendHdr::gsi(id, 0xffff, 0)
+    };
+    dev.send(&hdr, &smp_request(a, tid))
+        .map_err(|e| SmpError::Refused(io::Error::from(e).to_string()))?;
+    let r = dev
+        .recv(Duration::from_secs(4))
+        .map_err(|e| other("read", e.into()))?
+        .ok_or_else(|| SmpError::Other("no answer".into()))?;
+    if r.timed_out() {
+        return Err(SmpError::Other("the SMP timed out".into()));
+    }
+    let status = u16::from_be_bytes([r.mad[4], r.mad[5]]);
+    // The attribute data follows the directed route: at 176 in an OPA SMP, 64 in an IB one.
+    let at = if a.ib { 64 } else { 176 };
+    println!(
+        "method {:#04x} status {status:#06x} attr {:#06x} bytes {}",
+        r.mad[3],
+        a.attr,
+        r.mad.len()
+    );
+    let data = r.mad.get(at..).unwrap_or(&[]);
+    let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+    println!("data {hex}");
+    Ok(())
 }
 
 #[derive(clap::Args)]
@@ -168,7 +320,35 @@ fn run(a: &Args) -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
-    let Cmd::Ping(args) = Cli::parse().cmd;
+    let args = match Cli::parse().cmd {
+        Cmd::Ping(args) => args,
+        Cmd::Traps(a) => {
+            return match traps(&a) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => {
+                    eprintln!("opasim-umad: not enough traps in {} s", a.secs);
+                    ExitCode::FAILURE
+                }
+                Err(e) => {
+                    eprintln!("opasim-umad: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Cmd::Smp(a) => {
+            return match smp(&a) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(SmpError::Refused(e)) => {
+                    println!("send refused: {e}");
+                    ExitCode::from(2)
+                }
+                Err(SmpError::Other(e)) => {
+                    eprintln!("opasim-umad: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    };
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
