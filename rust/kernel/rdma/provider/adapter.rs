@@ -2,6 +2,7 @@
 
 //! The `struct ib_device_ops` of a provider and its device-level trampolines.
 
+use super::ucontext;
 use super::{errno, PortCapMask, PortModify, PortState, Provider, ProviderDevice, NODE_DESC_LEN};
 use crate::rdma::verbs::{Ah, Cq, Qp};
 use crate::rdma::vnic::VnicOps;
@@ -66,6 +67,11 @@ impl<T: Provider> Adapter<T> {
         size_ib_cq: size_of::<Cq<T>>(),
         size_ib_qp: size_of::<Qp<T>>(),
         size_ib_ah: size_of::<Ah>(),
+        alloc_ucontext: Some(ucontext::alloc_ucontext),
+        dealloc_ucontext: Some(ucontext::dealloc_ucontext),
+        disassociate_ucontext: Some(ucontext::disassociate_ucontext),
+        size_ib_ucontext: ucontext::SIZE,
+        uverbs_abi_ver: ucontext::UVERBS_ABI_VER,
         // SAFETY: All other ops are absent (null) and all other sizes zero, which is how the
         // IB core knows they are not supported.
         ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }

@@ -126,6 +126,23 @@ impl<T: Provider> ProviderDevice<T> {
         // SAFETY: `event` is a valid port event of this registered device (`port` checked).
         unsafe { bindings::ib_dispatch_event(&event) };
     }
+
+    /// Tells the clients that the subnet manager of `port` changed: its LID, its SL, or
+    /// which port it is (`IB_EVENT_SM_CHANGE`), so that they read the port's SM LID again.
+    pub fn sm_event(&self, port: u32) {
+        if port == 0 || port > self.port_count() {
+            return;
+        }
+        let mut event = bindings::ib_event {
+            device: self.as_raw(),
+            event: bindings::ib_event_type_IB_EVENT_SM_CHANGE,
+            // SAFETY: The rest of `struct ib_event` (the element union) is valid zeroed.
+            ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+        };
+        event.element.port_num = port;
+        // SAFETY: `event` is a valid port event of this registered device (`port` checked).
+        unsafe { bindings::ib_dispatch_event(&event) };
+    }
 }
 
 /// A registered software RDMA device; unregisters and frees it when dropped.
