@@ -13,7 +13,7 @@ export OPA_FLAVOR
 KBUILD := scripts/opa/kbuild
 OUT = $(shell bash -c '. scripts/opa/lib.sh && opa_out_dir')
 
-.PHONY: help deps kernel tools initramfs run shell check fuzz bench profile deb vnic-em-deb clean distclean
+.PHONY: help deps kernel tools initramfs run shell check fuzz bench profile deb vnic-em-deb verbs-deb clean distclean
 
 help:
 	@echo 'opa_vnic_rs: Omni-Path VNIC (Ethernet over OPA) in Rust for Linux 6.12'
@@ -46,6 +46,8 @@ help:
 	@echo '                  test kernel, as make check installs it in a Debian system'
 	@echo '  make vnic-em-deb  the Debian package of vnic-em for an EM host (build/deb/):'
 	@echo '                  binary, man pages, completions, systemd unit, sample config'
+	@echo '  make verbs-deb  rdma-core 55.0 with opasim'"'"'s user verbs provider, as the Debian'
+	@echo '                  package ibverbs-opasim (build/deb/; replaces libibverbs1)'
 	@echo '  make clean      remove build/ and tools/opa/target'
 	@echo '  make distclean  clean, and remove the kernel cache too'
 	@echo
@@ -63,7 +65,8 @@ tools: deps
 
 initramfs: kernel
 	@mkdir -p $(BUILD)
-	@tools/testing/opa/mkinitramfs $(BUILD)/initramfs.cpio.gz $(OUT)/mods \
+	@OPA_VERBS_ROOT=$$(scripts/opa/rdma-core | sed -n 2p) \
+		tools/testing/opa/mkinitramfs $(BUILD)/initramfs.cpio.gz $(OUT)/mods \
 		$$(scripts/opa/build-guest-tools) samples/opa/vnic-em/fabric.toml
 
 SCENARIO ?= demo
@@ -94,6 +97,9 @@ deb: deps
 
 vnic-em-deb:
 	@scripts/opa/deb-vnic-em $(BUILD)/deb
+
+verbs-deb: deps
+	@mkdir -p $(BUILD)/deb && cp "$$(scripts/opa/rdma-core | head -n 1)" $(BUILD)/deb/ && ls $(BUILD)/deb/ibverbs-opasim_*.deb
 
 clean:
 	rm -rf $(BUILD) tools/opa/target tools/opa/opa-wire/fuzz/target

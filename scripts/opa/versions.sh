@@ -15,3 +15,9 @@ OPA_RUSTC_DEB13_VERSION=${OPA_RUSTC_DEB13_VERSION:-1.96.0+dfsg1-1~deb13u1+b1}
 # 6.12 needs bindgen >= 0.65.1; Debian's 0.60 is too old.
 OPA_BINDGEN_VERSION=${OPA_BINDGEN_VERSION:-0.70.1}
 OPA_LLVM_SUFFIX=-19
+# rdma-core's complete source (Debian's archive serves only its packaging):
+# the ibverbs-sys crate on crates.io vendors rdma-core 55.0 (vendor/rdma-core);
+# scripts/opa/rdma-core builds it with opasim's provider. The sha256 of the
+# .crate file.
+OPA_RDMA_CORE_CRATE_VERSION=${OPA_RDMA_CORE_CRATE_VERSION:-0.3.2+55.0}
+OPA_RDMA_CORE_CRATE_SHA256=${OPA_RDMA_CORE_CRATE_SHA256:-8149ab8d940ea7e7073a24ba6e3ec6b0cc8ceab6ea3d562d60a21ca5cc23413a}

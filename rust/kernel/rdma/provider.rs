@@ -16,13 +16,16 @@
 //! [`verbs`](super::verbs)). A provider may be its ports' management agent: the SMA and PMA
 //! that answer the subnet manager and the admin tools ([`Provider::process_mad`], [`mad`]).
 //!
-//! Every other verb (memory registration, connected QPs, user verbs) is absent from the ops
-//! table or answers `EOPNOTSUPP`.
+//! User space can open the devices (`ib_uverbs`), query them and their ports and read their
+//! async events: a user context is a token the core owns (see `ucontext.rs`). Every other
+//! verb (memory registration, connected QPs, CQs and QPs for user space) is absent from the
+//! ops table or answers `EOPNOTSUPP`.
 
 mod adapter;
 mod attr;
 mod device;
 pub mod mad;
+mod ucontext;
 
 pub use attr::{
     DeviceAttr, Mtu, PortAttr, PortImmutable, PortModify, PortState, StatDesc, SPEED_EDR, WIDTH_4X,

@@ -344,6 +344,7 @@ impl Sim {
         if new.pkeys.iter().all(|&p| p == 0) || new.pkeys.len() != PKEY_TABLE_LEN {
             return Err(EINVAL);
         }
+        let sm_lid = self.fabric.sm_lid();
         port.set_config(new);
         if let Some(reg) = &dev.reg {
             let d = reg.device();
@@ -353,6 +354,33 @@ impl Sim {
                 Change::State => d.port_event(port.num, new.active()),
             }
         }
+        // The SM's port changing its LID or going down changes what every port sees.
+        Self::sm_events(&st, sm_lid, self.fabric.sm_lid());
         Ok(())
+    }
+
+    /// Makes port `num` of device `dev_index` the subnet manager's, or none
+    /// ([`Fabric::set_sm`]), and tells the clients of every port when the SM LID they see
+    /// changes.
+    pub(crate) fn set_sm(&self, sm: Option<(u32, u32)>) {
+        let st = self.state.lock();
+        let sm_lid = self.fabric.sm_lid();
+        self.fabric.set_sm(sm);
+        Self::sm_events(&st, sm_lid, self.fabric.sm_lid());
+    }
+
+    /// Raises `IB_EVENT_SM_CHANGE` on every port of every device if the SM LID went from
+    /// `before` to something else (`after`), as a real SM's new SMLID in each port's
+    /// PortInfo does on hfi1.
+    fn sm_events(st: &SimState, before: u32, after: u32) {
+        if before == after {
+            return;
+        }
+        for reg in st.devices.iter().flatten().filter_map(|d| d.reg.as_ref()) {
+            let d = reg.device();
+            for port in 1..=d.port_count() {
+                d.sm_event(port);
+            }
+        }
     }
 }

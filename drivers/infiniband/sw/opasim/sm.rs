@@ -10,7 +10,8 @@
 //! - reading gives `opasim0 1 lid 0x1` (the SM's port and its LID now), or `none`;
 //! - writing `DEVICE PORT` makes that port the SM's, `none` leaves the fabric without one.
 //!
-//! A LID change of the SM's port is seen by every port at once, as the SM would tell them.
+//! A LID change of the SM's port is seen by every port at once, as the SM would tell them:
+//! every port raises `IB_EVENT_SM_CHANGE` when the SM LID it reports changes.
 
 use crate::{
     control::{parse_num, words},
@@ -65,7 +66,7 @@ impl FileOps for SmFile {
         };
         match ws.as_slice() {
             [b"none"] => {
-                self.sim.fabric.set_sm(None);
+                self.sim.set_sm(None);
                 Ok(())
             }
             [dev, num] => {
@@ -73,7 +74,7 @@ impl FileOps for SmFile {
                 let index = self.sim.port_index(dev, num).inspect_err(|_| {
                     pr_warn!("sm: no such device or port\n");
                 })?;
-                self.sim.fabric.set_sm(Some((index, num)));
+                self.sim.set_sm(Some((index, num)));
                 Ok(())
             }
             _ => {

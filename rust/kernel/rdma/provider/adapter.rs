@@ -6,6 +6,7 @@ use super::mad::{
     MadOutcome, MadReply, MadRequest, MadSource, MadVerdict, IB_MAD_SIZE, OPA_BASE_VERSION,
     OPA_MAD_SIZE,
 };
+use super::ucontext;
 use super::{errno, PortCapMask, PortModify, PortState, Provider, ProviderDevice, NODE_DESC_LEN};
 use crate::rdma::verbs::{Ah, Cq, Qp};
 use crate::rdma::vnic::VnicOps;
@@ -75,6 +76,11 @@ impl<T: Provider> Adapter<T> {
         size_ib_cq: size_of::<Cq<T>>(),
         size_ib_qp: size_of::<Qp<T>>(),
         size_ib_ah: size_of::<Ah>(),
+        alloc_ucontext: Some(ucontext::alloc_ucontext),
+        dealloc_ucontext: Some(ucontext::dealloc_ucontext),
+        disassociate_ucontext: Some(ucontext::disassociate_ucontext),
+        size_ib_ucontext: ucontext::SIZE,
+        uverbs_abi_ver: ucontext::UVERBS_ABI_VER,
         // SAFETY: All other ops are absent (null) and all other sizes zero, which is how the
         // IB core knows they are not supported.
         ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }

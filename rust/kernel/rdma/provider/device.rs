@@ -98,38 +98,19 @@ impl<T: Provider> ProviderDevice<T> {
     /// (`ib_dispatch_event` with `IB_EVENT_PORT_ACTIVE` / `IB_EVENT_PORT_ERR`), so that they
     /// and the core's caches read the port again.
     pub fn port_event(&self, port: u32, active: bool) {
-        if port == 0 || port > self.port_count() {
-            return;
-        }
-        let mut event = bindings::ib_event {
-            device: self.as_raw(),
-            event: if active {
+        self.dispatch(
+            port,
+            if active {
                 bindings::ib_event_type_IB_EVENT_PORT_ACTIVE
             } else {
                 bindings::ib_event_type_IB_EVENT_PORT_ERR
             },
-            // SAFETY: The rest of `struct ib_event` (the element union) is valid zeroed.
-            ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
-        };
-        event.element.port_num = port;
-        // SAFETY: `event` is a valid port event of this registered device (`port` checked).
-        unsafe { bindings::ib_dispatch_event(&event) };
+        );
     }
 
     /// Tells the clients that the P_Key table of `port` changed (`IB_EVENT_PKEY_CHANGE`).
     pub fn pkey_event(&self, port: u32) {
-        if port == 0 || port > self.port_count() {
-            return;
-        }
-        let mut event = bindings::ib_event {
-            device: self.as_raw(),
-            event: bindings::ib_event_type_IB_EVENT_PKEY_CHANGE,
-            // SAFETY: The rest of `struct ib_event` (the element union) is valid zeroed.
-            ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
-        };
-        event.element.port_num = port;
-        // SAFETY: `event` is a valid port event of this registered device (`port` checked).
-        unsafe { bindings::ib_dispatch_event(&event) };
+        self.dispatch(port, bindings::ib_event_type_IB_EVENT_PKEY_CHANGE);
     }
 
     /// Tells the clients that the LID of `port` changed (`IB_EVENT_LID_CHANGE`).
@@ -137,8 +118,8 @@ impl<T: Provider> ProviderDevice<T> {
         self.dispatch(port, bindings::ib_event_type_IB_EVENT_LID_CHANGE);
     }
 
-    /// Tells the clients that the subnet manager of `port`, its LID or SL, changed
-    /// (`IB_EVENT_SM_CHANGE`).
+    /// Tells the clients that the subnet manager of `port` changed: its LID, its SL, or
+    /// which port it is (`IB_EVENT_SM_CHANGE`), so that they read the port's SM LID again.
     pub fn sm_event(&self, port: u32) {
         self.dispatch(port, bindings::ib_event_type_IB_EVENT_SM_CHANGE);
     }
@@ -165,6 +146,7 @@ impl<T: Provider> ProviderDevice<T> {
         // SAFETY: `event` is a valid port event of this registered device (`port` checked).
         unsafe { bindings::ib_dispatch_event(&event) };
     }
+
 }
 
 /// A registered software RDMA device; unregisters and frees it when dropped.
