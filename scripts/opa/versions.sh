@@ -21,3 +21,8 @@ OPA_LLVM_SUFFIX=-19
 # .crate file.
 OPA_RDMA_CORE_CRATE_VERSION=${OPA_RDMA_CORE_CRATE_VERSION:-0.3.2+55.0}
 OPA_RDMA_CORE_CRATE_SHA256=${OPA_RDMA_CORE_CRATE_SHA256:-8149ab8d940ea7e7073a24ba6e3ec6b0cc8ceab6ea3d562d60a21ca5cc23413a}
+# Debian 12's Omni-Path admin tools (opa-basic-tools, with libibumad3 they link),
+# fetched unmodified from the archive for the opa-tools guest scenario
+# (scripts/opa/opa-tools); the Debian system tests install them with apt.
+OPA_BASIC_TOOLS_DEB_VERSION=${OPA_BASIC_TOOLS_DEB_VERSION:-10.10.3.0.11-1+b1}
+OPA_LIBIBUMAD_DEB_VERSION=${OPA_LIBIBUMAD_DEB_VERSION:-44.0-2}

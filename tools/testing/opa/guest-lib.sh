@@ -12,6 +12,22 @@ fail() {
 	exit 1
 }
 
+# expect WHAT GOT WANT: fails the scenario unless GOT is WANT, and says so either way.
+expect() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+	echo "ok: $1: $3"
+}
+
+# wait_line FILE PATTERN SECS: until FILE has a line matching PATTERN.
+wait_line() {
+	local n=0
+	until grep -q "$2" "$1"; do
+		[ $n -ge $(($3 * 5)) ] && return 1
+		sleep 0.2
+		n=$((n + 1))
+	done
+}
+
 # Run a command, failing the scenario (with its output) when it fails.
 must() {
 	"$@" || fail "'$*' exited $?"

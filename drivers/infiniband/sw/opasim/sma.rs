@@ -237,10 +237,16 @@ pub(crate) fn process(
     }
 }
 
-/// The index the answers go out with: the limited management P_Key's, or 1
-/// (`hfi1_process_opa_mad()`).
-fn lim_mgmt_index(port: &Port) -> u16 {
-    crate::pkey::find(&port.config().pkeys, LIM_MGMT_P_KEY).unwrap_or(1)
+/// The index the answers and traps go out with: the limited management P_Key's, found
+/// exactly as `hfi1_lookup_pkey_idx()` finds a management P_Key, or 1
+/// (`hfi1_process_opa_mad()`, `send_trap()`).
+pub(crate) fn lim_mgmt_index(port: &Port) -> u16 {
+    port.config()
+        .pkeys
+        .iter()
+        .position(|&p| p == LIM_MGMT_P_KEY)
+        .and_then(|i| u16::try_from(i).ok())
+        .unwrap_or(1)
 }
 
 /// Whether `req` was sent from and to this node (`is_local_mad()`).

@@ -15,7 +15,7 @@
 use crate::{
     capture::Kind,
     port::{Capabilities, Counters, Port},
-    sma::{FULL_MGMT_P_KEY, LIM_MGMT_P_KEY, OPA_SM_CLASS_VERSION},
+    sma::{FULL_MGMT_P_KEY, OPA_SM_CLASS_VERSION},
     ud::{self, Packet},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -75,9 +75,10 @@ fn send(port: &Port, sm_lid: u32, fabric: &crate::fabric::Fabric, notice: &Notic
         return;
     }
     // The limited management P_Key, or index 1's (hfi1's fallback).
-    let pkey = crate::pkey::find(&c.pkeys, LIM_MGMT_P_KEY)
-        .and_then(|i| c.pkeys.get(usize::from(i)).copied())
-        .or_else(|| c.pkeys.get(1).copied())
+    let pkey = c
+        .pkeys
+        .get(usize::from(crate::sma::lim_mgmt_index(port)))
+        .copied()
         .unwrap_or(FULL_MGMT_P_KEY);
     let mut mad = [0u8; TRAP_MAD_LEN];
     mad[..4].copy_from_slice(&[OPA_BASE_VERSION, 0x01, OPA_SM_CLASS_VERSION, METHOD_TRAP]);

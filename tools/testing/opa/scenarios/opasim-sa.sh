@@ -13,22 +13,6 @@ q() { /opa/sa-query --umad umad3 "$@"; }
 sm() { cat /sys/kernel/debug/opasim/sm; }
 smlid() { cat /sys/class/infiniband/$1/ports/1/sm_lid; }
 
-# wait_line FILE PATTERN SECS: until FILE has a line matching PATTERN.
-wait_line() {
-	local n=0
-	until grep -q "$2" "$1"; do
-		[ $n -ge $(($3 * 5)) ] && return 1
-		sleep 0.2
-		n=$((n + 1))
-	done
-}
-
-# expect WHAT GOT WANT
-expect() {
-	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-	echo "ok: $1: $3"
-}
-
 run_with() {
 	drv=$1
 	echo "=== $drv"

@@ -14,10 +14,6 @@ must modprobe ib_umad
 ib=/sys/class/infiniband/opasim0
 dbg=/sys/kernel/debug/opasim/opasim0/port1
 
-expect() {
-	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-	echo "ok: $1: $3"
-}
 # field OUT OFFSET LEN: LEN bytes (hex) at OFFSET of the attribute data opasim-umad printed
 # in OUT.
 field() {
