@@ -146,7 +146,6 @@ impl<T: Provider> ProviderDevice<T> {
         // SAFETY: `event` is a valid port event of this registered device (`port` checked).
         unsafe { bindings::ib_dispatch_event(&event) };
     }
-
 }
 
 /// A registered software RDMA device; unregisters and frees it when dropped.
