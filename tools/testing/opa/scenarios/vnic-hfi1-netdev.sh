@@ -253,7 +253,14 @@ run_with() {
 	tx=$(($(netstat_of na "$a" tx_packets) - tx0)) rx=$(($(netstat_of nb "$b" rx_packets) - rx0))
 	busy=$(($(sdma tx_busy) - busy0))
 	echo "$drv burst: 600 sent, $tx transmitted, $rx received, NETDEV_TX_BUSY $busy"
-	[ "$tx" = 600 ] && [ "$rx" = 600 ] || fail "$drv: a burst of 600 frames: $tx transmitted, $rx received"
+	if [ "$tx" != 600 ] || [ "$rx" != 600 ]; then
+		# Where the frames went: the sender's rings and HFI drops, the receiving port's
+		# counters, the receiving netdev's statistics.
+		cat $PORT/vnic_sdma $PORT/vnic_drops
+		grep . /sys/class/infiniband/opasim1/ports/1/hw_counters/*
+		ip netns exec nb ethtool -S "$b" | grep -v ': 0$'
+		fail "$drv: a burst of 600 frames: $tx transmitted, $rx received"
+	fi
 	stops=$(sdma queue_stops) wakes=$(sdma queue_wakes)
 	[ "$wakes" -ge "$stops" ] || fail "$drv: $stops queue stops, $wakes wakes"
 	step_delta burst >/dev/null
