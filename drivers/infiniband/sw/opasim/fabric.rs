@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-//! The simulated switch: every port of every opasim device is attached to it, and it delivers
-//! packets by destination LID. A packet for a LID no port has is dropped and counted.
+//! The simulated switch: every port of every opasim device is attached to it. Without a subnet
+//! manager it delivers packets by destination LID, to the port that has it; in the `managed`
+//! mode it is a node the SM programs ([`crate::switch`]): directed-route SMPs find their way
+//! hop by hop, everything else by the LFT and MFT the SM wrote. A packet that finds no port is
+//! dropped and counted.
 
 use crate::{
     capture::{Capture, Kind},
     port::{Counters, Port},
+    switch::{passes, SwitchState, SWITCH_PORTS},
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
@@ -35,18 +39,32 @@ pub(crate) struct Fabric {
     /// The last packets sent.
     #[pin]
     pub(crate) capture: Capture,
+    /// The switch is a node the SM programs (its tables route), rather than a LID lookup.
+    pub(crate) managed: bool,
+    /// The switch node's state (empty tables when not managed). Taken before `ports`, never
+    /// while `ports` is held.
+    #[pin]
+    pub(crate) switch: IrqSpinLock<SwitchState>,
 }
 
 impl Fabric {
-    /// An empty switch.
+    /// An empty switch that routes by LID lookup.
     pub(crate) fn new() -> Result<Arc<Self>> {
+        Self::with_mode(false)
+    }
+
+    /// An empty switch; `managed`: a node the SM programs.
+    pub(crate) fn with_mode(managed: bool) -> Result<Arc<Self>> {
         let capture = Capture::new()?;
+        let sw = SwitchState::new(managed)?;
         Arc::pin_init(
             pin_init!(Self {
                 ports <- new_irq_spinlock!([const { None }; MAX_PORTS], "opasim_fabric"),
                 unknown_dlid: AtomicU64::new(0),
                 sm: AtomicU32::new(0),
                 capture <- capture,
+                managed,
+                switch <- new_irq_spinlock!(sw, "opasim_switch"),
             }),
             GFP_KERNEL,
         )
@@ -54,10 +72,74 @@ impl Fabric {
 
     /// Attaches `port` to the switch; `ENOSPC` when all switch ports are taken.
     pub(crate) fn attach(&self, port: Arc<Port>) -> Result {
+        let room = if self.managed {
+            SWITCH_PORTS
+        } else {
+            MAX_PORTS
+        };
+        let up = port.config().state != kernel::rdma::provider::PortState::Down;
         let mut ports = self.ports.lock();
-        let slot = ports.iter_mut().find(|p| p.is_none()).ok_or(ENOSPC)?;
-        *slot = Some(port);
+        let i = ports
+            .iter()
+            .take(room)
+            .position(|p| p.is_none())
+            .ok_or(ENOSPC)?;
+        ports[i] = Some(port);
+        drop(ports);
+        self.switch.lock().link(i + 1, up);
         Ok(())
+    }
+
+    /// The port attached to slot `i` (switch port `i + 1`).
+    pub(crate) fn slot(&self, i: usize) -> Option<Arc<Port>> {
+        self.ports.lock().get(i).cloned().flatten()
+    }
+
+    /// The slot `port` is attached to.
+    pub(crate) fn slot_of(&self, port: &Port) -> Option<usize> {
+        let ports = self.ports.lock();
+        ports
+            .iter()
+            .position(|p| p.as_deref().is_some_and(|p| core::ptr::eq(p, port)))
+    }
+
+    /// The port the managed switch's LFT sends `dlid` to from switch port `ingress` (0: the
+    /// switch itself), if the ports' states let the packet (an SMP, or data) through.
+    fn route_managed(&self, ingress: usize, dlid: u32, smp: bool) -> Option<Arc<Port>> {
+        let egress = {
+            let st = self.switch.lock();
+            if ingress != 0 && !passes(st.state(ingress), smp) {
+                return None;
+            }
+            st.egress(dlid)
+                .filter(|&e| e >= 1 && passes(st.state(e), smp))?
+        };
+        self.slot(egress - 1)
+    }
+
+    /// `port` became Active: the managed switch's port on the other end of its link follows
+    /// if it is Armed, as a switch with cascade activation does (opa-fm's default
+    /// `SwitchCascadeActivateEnable`: it activates the HFIs and relies on the switch ports
+    /// following, `sweep_activate()`).
+    pub(crate) fn neighbor_active(&self, port: &Port) {
+        if !self.managed {
+            return;
+        }
+        let Some(i) = self.slot_of(port) else {
+            return;
+        };
+        let mut st = self.switch.lock();
+        if let Some(p) = st.port_mut(i + 1) {
+            if p.state == kernel::rdma::provider::PortState::Armed {
+                p.state = kernel::rdma::provider::PortState::Active;
+                st.port_state_change = true;
+            }
+        }
+    }
+
+    /// The port an SMP the managed switch sends itself goes to.
+    pub(crate) fn forward_from_switch(&self, dlid: u32) -> Option<Arc<Port>> {
+        self.route_managed(0, dlid, true)
     }
 
     /// The switch port `port` is attached to (from 1), as PortInfo's NeighborPortNum; 0 if
@@ -98,10 +180,25 @@ impl Fabric {
             .cloned()
     }
 
-    /// Routes a packet from `from` to `dlid`: the destination port, or `None` after counting
-    /// the drop (in the switch and in the sender's `xmit_unknown_dlid`).
+    /// Routes a data packet from `from` to `dlid`: the destination port, or `None` after
+    /// counting the drop (in the switch and in the sender's `xmit_unknown_dlid`).
     pub(crate) fn forward(&self, from: &Port, dlid: u32) -> Option<Arc<Port>> {
-        let to = self.route(dlid);
+        self.forward_as(from, dlid, false)
+    }
+
+    /// Routes an SMP (QP0, VL15) from `from` to `dlid`: as [`Self::forward`], but through
+    /// managed switch ports that are up and not yet Active, too.
+    pub(crate) fn forward_smp(&self, from: &Port, dlid: u32) -> Option<Arc<Port>> {
+        self.forward_as(from, dlid, true)
+    }
+
+    fn forward_as(&self, from: &Port, dlid: u32, smp: bool) -> Option<Arc<Port>> {
+        let to = if self.managed {
+            self.slot_of(from)
+                .and_then(|i| self.route_managed(i + 1, dlid, smp))
+        } else {
+            self.route(dlid)
+        };
         if to.is_none() {
             Counters::inc(&self.unknown_dlid);
             Counters::inc(&from.counters.xmit_unknown_dlid);
@@ -161,12 +258,29 @@ impl Fabric {
             .record(kind, from.dev_index, from.num, slid, dlid, pkey, vl, data);
     }
 
-    /// The active ports other than `from`, for a multicast packet: the switch floods them.
-    pub(crate) fn flood(&self, from: &Port) -> KVec<Arc<Port>> {
+    /// The active ports other than `from` a multicast packet to `dlid` goes to: the ports
+    /// of the MFT's mask in the managed mode, else every one (the switch floods).
+    pub(crate) fn flood(&self, from: &Port, dlid: u32) -> KVec<Arc<Port>> {
         let mut out = KVec::new();
+        // Bit N of the mask is switch port N, which is slot N - 1; all slots without an SM.
+        let mask = if self.managed {
+            let st = self.switch.lock();
+            (1..=SWITCH_PORTS)
+                .filter(|&n| passes(st.state(n), false))
+                .fold(0u64, |m, n| m | (1u64 << n))
+                & st.mcast_mask(dlid)
+        } else {
+            !0
+        };
         let ports = self.ports.lock();
-        for p in ports.iter().flatten() {
-            if !core::ptr::eq(&**p, from) && p.active_lid().is_some() {
+        for (i, p) in ports.iter().enumerate() {
+            let Some(p) = p else { continue };
+            let bit = if self.managed {
+                (mask >> (i + 1)) & 1
+            } else {
+                1
+            };
+            if bit != 0 && !core::ptr::eq(&**p, from) && p.active_lid().is_some() {
                 // Atomic: the lock keeps interrupts off. A failure floods fewer ports, as a
                 // congested switch would.
                 let _ = out.push(p.clone(), GFP_ATOMIC);

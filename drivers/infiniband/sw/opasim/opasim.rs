@@ -25,6 +25,8 @@ mod integrity;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
+mod kunit_managed;
+#[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit_sma;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit_switch;
@@ -32,6 +34,7 @@ mod mgmt;
 mod pkey;
 mod pma;
 mod port;
+mod portinfo_fields;
 mod qp;
 mod rx_errors;
 mod sim;
@@ -41,6 +44,9 @@ mod sma_node;
 mod sma_port;
 mod sma_tables;
 mod sma_trap;
+mod switch;
+mod switch_sma;
+mod switch_smi;
 mod ud;
 mod vnic;
 mod vnic_dma;
@@ -65,6 +71,11 @@ kernel::module_param_uint!(
     devices,
     2,
     "Devices made at load time, LIDs from 1 (0 to 16)"
+);
+kernel::module_param_uint!(
+    managed,
+    0,
+    "1: the switch is a node a subnet manager programs (opa-fm): ports come up in Init without a LID, the switch forwards by the tables the SM writes; 0: LIDs from 1, ports Active, no SM needed"
 );
 kernel::module_param_uint!(ports, 1, "Ports of each device made at load time (1 to 8)");
 kernel::module_param_charp!(
@@ -97,7 +108,15 @@ struct OpasimModule {
 
 impl kernel::Module for OpasimModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let sim = Sim::new(module, Dir::new(c_str!("opasim"), None)?)?;
+        if managed.get() > 1 {
+            pr_err!("managed is 0 or 1\n");
+            return Err(EINVAL);
+        }
+        let sim = Sim::new(
+            module,
+            Dir::new(c_str!("opasim"), None)?,
+            managed.get() == 1,
+        )?;
         let mut this = Self {
             capture_file: None,
             sm_file: None,

@@ -107,8 +107,9 @@ pub(crate) enum Change {
 
 impl Sim {
     /// An empty simulation, with its debugfs directory `root`.
-    pub(crate) fn new(module: &'static ThisModule, root: Dir) -> Result<Arc<Self>> {
-        let fabric = Fabric::new()?;
+    /// `managed`: the switch is a node the SM programs, and ports come up without a LID.
+    pub(crate) fn new(module: &'static ThisModule, root: Dir, managed: bool) -> Result<Arc<Self>> {
+        let fabric = Fabric::with_mode(managed)?;
         Arc::pin_init(
             pin_init!(Self {
                 module,
@@ -147,9 +148,21 @@ impl Sim {
             );
             return Err(EINVAL);
         }
+        if self.fabric.managed && !lids.is_empty() {
+            pr_warn!("add: the subnet manager assigns the LIDs of a managed fabric\n");
+            return Err(EINVAL);
+        }
         let mut st = self.state.lock();
         let mut configs = KVec::with_capacity(nports as usize, GFP_KERNEL)?;
-        for i in 0..nports as usize {
+        for _ in 0..nports as usize {
+            if self.fabric.managed {
+                // The link is up; the SM gives the LID and brings the port to Active.
+                let mut c = PortConfig::new(0, pkeys);
+                c.state = kernel::rdma::provider::PortState::Init;
+                configs.push(c, GFP_KERNEL)?;
+                continue;
+            }
+            let i = configs.len();
             let lid = match lids.get(i) {
                 Some(&l) => {
                     self.check_lid(l, None)?;

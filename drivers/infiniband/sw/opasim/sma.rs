@@ -92,6 +92,14 @@ impl<'b> Answer<'b> {
         })
     }
 
+    /// Starts the answer to the SMP in `buf` in place, for a node that is not an RDMA device
+    /// (the fabric's switch).
+    pub(crate) fn in_place(buf: &'b mut [u8]) -> Self {
+        let status = be16(buf, 4);
+        let len = buf.len();
+        Self { buf, status, len }
+    }
+
     /// Adds `bits` to the answer's status.
     pub(crate) fn fail(&mut self, bits: u16) {
         self.status |= bits;

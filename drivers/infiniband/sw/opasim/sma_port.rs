@@ -8,14 +8,10 @@
 
 use crate::{
     fabric::SWITCH_GUID,
-    integrity::{NUM_DATA_VLS, OPA_MTUS, VL15_MTU},
-    mgmt::{
-        phys_state, state_num, Mgmt, LINK_CREDITS, LINK_SPEED_25G, LINK_WIDTHS_ALL, LINK_WIDTH_4X,
-        PHYS_DISABLED, PHYS_POLLING, VAU, VL15_INIT,
-    },
+    mgmt::{phys_state, state_num, LINK_WIDTH_4X, PHYS_DISABLED, PHYS_POLLING},
     port::Counters,
+    portinfo_fields::{led_offline, put_mgmt, put_vl_mtus, take_vl_mtus, MgmtSet},
     sma::{Answer, Sma, Step, METHOD_GET, STATUS_INVALID_FIELD},
-    sma_tables::VLARB_CAP,
 };
 use kernel::rdma::provider::PortState;
 
@@ -25,22 +21,6 @@ pub(crate) const PORT_INFO_LEN: usize = 242;
 /// The bytes of PortStateInfo (`struct opa_port_state_info`).
 pub(crate) const PSI_LEN: usize = 8;
 
-/// The port type of a simulated port: a fixed link, no cable (hfi1's `PORT_TYPE_FIXED`).
-pub(crate) const PORT_TYPE_FIXED: u8 = 2;
-
-/// The MTU code of `mtu` (`mtu_to_enum()`), `default` for a size OPA does not have.
-fn mtu_code(mtu: u16, default: u8) -> u8 {
-    match OPA_MTUS.iter().position(|&m| m == mtu) {
-        Some(i) => i as u8 + 1,
-        None => default,
-    }
-}
-
-/// The MTU of code `c` (`enum_to_mtu()`), `None` for an invalid code.
-fn code_mtu(c: u8) -> Option<u16> {
-    OPA_MTUS.get(usize::from(c).checked_sub(1)?).copied()
-}
-
 /// The attribute modifier's port count (`OPA_AM_NPORT()`).
 pub(crate) fn am_nport(am: u32) -> u32 {
     am >> 24
@@ -49,13 +29,6 @@ pub(crate) fn am_nport(am: u32) -> u32 {
 /// The attribute modifier's start-of-SM-configuration bit (`OPA_AM_START_SM_CFG()`).
 fn am_start_sm_cfg(am: u32) -> bool {
     am & (1 << 9) != 0
-}
-
-/// The `LedEnable`/`OfflineDisabledReason` byte of the port states.
-fn led_offline(m: &Mgmt) -> u8 {
-    (u8::from(m.neighbor_normal) << 4)
-        | (u8::from(m.sm_config_started) << 5)
-        | (u8::from(m.led_on) << 6)
 }
 
 /// Get(PortInfo) (`__subn_get_opa_portinfo()`): one port, the one the SMP came in on.
@@ -77,79 +50,25 @@ pub(crate) fn get_portinfo(
     }
     let m = port.mgmt();
     let fabric = &sma.dev.data().fabric;
+    // The M_Key is hidden from a Get with another M_Key at protection level 1.
+    let show_mkey = !(sma.method == METHOD_GET && m.mkey != sma.mkey && m.mkeyprot == 1);
+    put_mgmt(ans, at, &m, show_mkey);
+    put_vl_mtus(ans, at, &port.vl_mtu());
     ans.put_be32(at, c.lid);
-    ans.put_u8(at + 9, NUM_DATA_VLS);
-    ans.put_be16(at + 10, m.vl_high_limit.into());
-    ans.put_u8(at + 14, VLARB_CAP);
-    ans.put_u8(at + 15, VLARB_CAP);
-    ans.put_u8(at + 17, led_offline(&m));
     ans.put_u8(at + 19, (phys_state(c.state, &m) << 4) | state_num(c.state));
-    ans.put_u8(at + 20, PORT_TYPE_FIXED);
-    // OPA_COLLECTIVE_NR and OPA_MCAST_NR.
-    ans.put_u8(at + 21, (1 << 3) | 4);
-    ans.put_u8(at + 22, m.mkeyprot << 6);
-    ans.put_u8(at + 23, m.sm_sl & 0x1f);
-    // LinkInitReason, and the inbound partition enforcement hfi1 sets at reset.
-    ans.put_u8(at + 24, (m.linkinit_reason & 0xf0) | 0x08);
-    ans.put_u8(at + 25, m.operational_vls);
-    ans.put_be16(at + 30, m.mkey_violations);
     let sat = |v: u64| v.min(0xffff) as u16;
     ans.put_be16(at + 32, sat(Counters::get(&port.counters.rcv_bad_pkey)));
     ans.put_be16(at + 34, sat(Counters::get(&port.counters.rcv_qkey_viol)));
-    ans.put_be32(at + 36, m.sm_trap_qp);
-    ans.put_be32(at + 40, m.sa_qp);
     ans.put_u8(at + 44, fabric.switch_port(port));
-    ans.put_u8(at + 47, m.subnet_timeout & 0x1f);
-    ans.put_be16(at + 48, LINK_SPEED_25G);
-    ans.put_be16(at + 50, m.link_speed_enabled);
-    ans.put_be16(at + 52, LINK_SPEED_25G);
-    ans.put_be16(at + 54, LINK_WIDTH_4X);
-    ans.put_be16(at + 56, m.link_width_enabled);
-    ans.put_be16(at + 58, LINK_WIDTH_4X);
-    ans.put_be16(at + 60, LINK_WIDTHS_ALL);
-    ans.put_be16(at + 62, m.link_width_downgrade_enabled);
-    ans.put_be16(at + 64, LINK_WIDTH_4X);
-    ans.put_be16(at + 66, LINK_WIDTH_4X);
-    // OPA_PORT_LINK_MODE_OPA in the supported, enabled and active fields.
-    ans.put_be16(at + 68, (4 << 10) | (4 << 5) | 4);
-    // LTP CRC: 14-bit and 48-bit supported, 14-bit enabled and active (hfi1's defaults).
-    ans.put_be16(at + 70, (0x5 << 8) | (1 << 4) | 1);
-    // 9B and 16B packets, supported and enabled.
-    ans.put_be16(at + 74, 0x2 | 0x8);
-    ans.put_be16(at + 76, 0x2 | 0x8);
-    ans.put_be16(at + 78, 0x1400);
-    ans.put_be32(at + 92, m.port_error_action);
-    ans.put_be16(at + 98, m.mkey_lease_period);
-    let units = u32::from(VAU) | (u32::from(VL15_INIT) << 11);
-    ans.put_be32(at + 100, units);
     ans.put_be32(at + 108, m.sm_lid.unwrap_or_else(|| fabric.sm_lid()));
-    // The M_Key is hidden from a Get with another M_Key at protection level 1.
-    if !(sma.method == METHOD_GET && m.mkey != sma.mkey && m.mkeyprot == 1) {
-        ans.put_be64(at + 112, m.mkey);
-    }
-    ans.put_be64(at + 120, m.subnet_prefix);
-    let mtus = port.vl_mtu();
-    for (i, &mtu) in mtus.iter().enumerate() {
-        let code = mtu_code(mtu, 7);
-        let b = at + 128 + i / 2;
-        let v = ans.u8_at(b) | if i % 2 == 0 { code << 4 } else { code };
-        ans.put_u8(b, v);
-    }
-    let b = at + 128 + 15 / 2;
-    let v = ans.u8_at(b) | mtu_code(VL15_MTU, 4);
-    ans.put_u8(b, v);
     ans.put_be64(at + 208, SWITCH_GUID);
     ans.put_be32(at + 216, crate::port::Capabilities::get(&port.caps.ib));
     ans.put_be16(
         at + 222,
         crate::port::Capabilities::get(&port.caps.opa3) as u16,
     );
-    ans.put_be16(at + 228, LINK_CREDITS);
-    ans.put_u8(at + 234, 0x80);
     // The neighbour is the fabric's switch, which allows management.
     ans.put_u8(at + 236, 1 | (1 << 3));
-    ans.put_u8(at + 237, mtu_code(10240, 5));
-    ans.put_u8(at + 238, 3);
     ans.put_u8(at + 239, port.num as u8);
     Step::Added(PORT_INFO_LEN)
 }
@@ -261,6 +180,9 @@ fn set_states(sma: &Sma<'_>, ans: &mut Answer<'_>, ls_new: u8, ps_new: u8) -> Op
     if old.active() != now.active() {
         sma.dev.port_event(port.num, now.active());
     }
+    if now.active() {
+        sma.dev.data().fabric.neighbor_active(port);
+    }
     if new == PortState::Down && !sma.local {
         return Some(Step::Consumed);
     }
@@ -290,14 +212,7 @@ pub(crate) fn set_portinfo(
     let dev = sma.dev;
     let clientrereg = ans.u8_at(at + 47) & 0x80;
     let ls_old = port.config().state;
-    let mkey = ans.be64_at(at + 112);
-    let prefix = ans.be64_at(at + 120);
-    let lease = ans.be16_at(at + 98);
-    port.update_mgmt(|m| {
-        m.mkey = mkey;
-        m.subnet_prefix = prefix;
-        m.mkey_lease_period = lease;
-    });
+    let req = MgmtSet::read(ans, at);
     // A LID is 1 to 0xbfff (0 only before Init), never a 16B multicast LID.
     let is_mcast = |l: u32| l >= 0xf0_0000;
     let down_or_init = matches!(ls_old, PortState::Down | PortState::Init);
@@ -310,7 +225,6 @@ pub(crate) fn set_portinfo(
         }
     }
     let msl = ans.u8_at(at + 23) & 0x1f;
-    let lir = ans.u8_at(at + 24) & 0xf0;
     if (smlid == 0 && !down_or_init) || is_mcast(smlid) {
         ans.fail(STATUS_INVALID_FIELD);
     } else if port.update_mgmt(|m| {
@@ -321,85 +235,24 @@ pub(crate) fn set_portinfo(
     }) {
         dev.sm_event(port.num);
     }
-    let trap_qp = ans.be32_at(at + 36);
-    let sa_qp = ans.be32_at(at + 40);
-    let action = ans.be32_at(at + 92);
-    let lwe = ans.be16_at(at + 56);
-    let lwde = ans.be16_at(at + 62);
-    let lse = ans.be16_at(at + 50);
-    let lss = ans.be16_at(at + 48);
-    let prot = (ans.u8_at(at + 22) & 0xc0) >> 6;
-    let high = (ans.be16_at(at + 10) & 0xff) as u8;
-    let vls = ans.u8_at(at + 25) & 0x1f;
-    let viol = [
-        ans.be16_at(at + 30),
-        ans.be16_at(at + 32),
-        ans.be16_at(at + 34),
-    ];
-    let timeout = ans.u8_at(at + 47) & 0x1f;
-    let mut invalid = false;
-    port.update_mgmt(|m| {
-        if lir != 0 {
-            m.linkinit_reason = lir;
-        }
-        m.sm_trap_qp = trap_qp;
-        m.sa_qp = sa_qp;
-        m.port_error_action = action;
-        // 0x0fff and 0xffff reset to what is supported; other bits must be supported.
-        match lwe {
-            0 => {}
-            0x0fff | 0xffff => m.link_width_enabled = LINK_WIDTH_4X,
-            w if w & !LINK_WIDTH_4X == 0 => m.link_width_enabled = w,
-            _ => invalid = true,
-        }
-        match lwde {
-            0x0fff | 0xffff => m.link_width_downgrade_enabled = LINK_WIDTHS_ALL,
-            w if w & !LINK_WIDTHS_ALL == 0 => m.link_width_downgrade_enabled = w,
-            _ => invalid = true,
-        }
-        if lse != 0 {
-            if lse & lss != 0 {
-                m.link_speed_enabled = lse;
-            } else {
-                invalid = true;
-            }
-        }
-        m.mkeyprot = prot;
-        m.vl_high_limit = high;
-        if vls != 0 {
-            if vls > NUM_DATA_VLS {
-                invalid = true;
-            } else {
-                m.operational_vls = vls;
-            }
-        }
-        if viol[0] == 0 {
-            m.mkey_violations = 0;
-        }
-        m.subnet_timeout = timeout;
-    });
-    if invalid {
+    let viol = [ans.be16_at(at + 32), ans.be16_at(at + 34)];
+    if !port.update_mgmt(|m| req.apply(m)) {
         ans.fail(STATUS_INVALID_FIELD);
     }
-    if viol[1] == 0 {
+    if viol[0] == 0 {
         port.counters
             .rcv_bad_pkey
             .store(0, core::sync::atomic::Ordering::Relaxed);
     }
-    if viol[2] == 0 {
+    if viol[1] == 0 {
         port.counters
             .rcv_qkey_viol
             .store(0, core::sync::atomic::Ordering::Relaxed);
     }
     // The data VLs' MTUs, from the neighbour MTU nibbles; an invalid code gets the largest.
     let mut mtus = port.vl_mtu();
-    for (i, mtu) in mtus.iter_mut().enumerate() {
-        let b = ans.u8_at(at + 128 + i / 2);
-        let code = if i % 2 == 0 { b >> 4 } else { b & 0xf };
-        *mtu = code_mtu(code).unwrap_or_else(|| {
-            ans.fail(STATUS_INVALID_FIELD);
-            10240
-        });
+    if !take_vl_mtus(ans, at, &mut mtus) {
+        ans.fail(STATUS_INVALID_FIELD);
     }
     port.set_vl_mtu(mtus);
     let states = ans.u8_at(at + 19);

@@ -102,7 +102,7 @@ fn send(port: &Port, sm_lid: u32, fabric: &crate::fabric::Fabric, notice: &Notic
     Counters::inc(&port.counters.xmit_packets);
     Counters::add(&port.counters.xmit_bytes, TRAP_MAD_LEN as u64);
     fabric.capture(Kind::Ud, port, c.lid, sm_lid, pkey, None, &mad);
-    if let Some(to) = fabric.forward(port, sm_lid) {
+    if let Some(to) = fabric.forward_smp(port, sm_lid) {
         let _ = ud::receive(&to, &pkt);
     }
 }

@@ -52,8 +52,13 @@ struct Sendable<'q> {
 fn prepare<'q>(from: &'q Qp<Hfi>, wr: &SendWr<'_>) -> Result<Sendable<'q>> {
     let (qkey, pkey_index, port_num) = qp::send_keys(from, wr)?;
     let port = from.device().data().port(port_num)?;
-    let Some(slid) = port.active_lid() else {
-        return Err(EINVAL);
+    // SMPs (QP0) leave a port whose link is up, before the SM has made it Active (and given it
+    // a LID); everything else needs an Active port.
+    let c = port.config();
+    let slid = match port.active_lid() {
+        Some(l) => l,
+        None if from.qp_num() == 0 && c.state != kernel::rdma::provider::PortState::Down => c.lid,
+        None => return Err(EINVAL),
     };
     let Some(pkey) = port.pkey(pkey_index) else {
         Counters::inc(&port.counters.xmit_bad_pkey);
@@ -105,7 +110,18 @@ pub(crate) fn send<'a>(from: &Qp<Hfi>, wr: SendWr<'a>) -> Result<(), Refused<Sen
     qp::complete_send(from, wr, WcStatus::Success, port_num);
     dev.fabric
         .capture(Kind::Ud, port, slid, pkt.dlid, pkey, None, pkt.payload);
-    if let Some(to) = dev.fabric.forward(port, pkt.dlid) {
+    // The managed switch takes the SMPs that are its own: directed-route ones, and those for
+    // its LID.
+    let smp = pkt.dest_qp == 0;
+    if smp && dev.fabric.managed && crate::switch_smi::take(&dev.fabric, port, &pkt) {
+        return Ok(());
+    }
+    let to = if smp {
+        dev.fabric.forward_smp(port, pkt.dlid)
+    } else {
+        dev.fabric.forward(port, pkt.dlid)
+    };
+    if let Some(to) = to {
         // Refusals are counted by the receiving port.
         let _ = receive(&to, &pkt);
     }

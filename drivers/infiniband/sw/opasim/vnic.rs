@@ -339,7 +339,7 @@ fn send(v: &HfiVnic, vl: u8, pkt: &[u8]) -> Result {
         &wire,
     );
     if fabric::is_multicast(hdr.dlid) {
-        for to in v.fabric.flood(port).iter() {
+        for to in v.fabric.flood(port, hdr.dlid).iter() {
             receive(to, &wire);
         }
     } else if let Some(to) = v.fabric.forward(port, hdr.dlid) {
