@@ -26,3 +26,6 @@ OPA_RDMA_CORE_CRATE_SHA256=${OPA_RDMA_CORE_CRATE_SHA256:-8149ab8d940ea7e7073a24b
 # (scripts/opa/opa-tools); the Debian system tests install them with apt.
 OPA_BASIC_TOOLS_DEB_VERSION=${OPA_BASIC_TOOLS_DEB_VERSION:-10.10.3.0.11-1+b1}
 OPA_LIBIBUMAD_DEB_VERSION=${OPA_LIBIBUMAD_DEB_VERSION:-44.0-2}
+# Debian 12's fabric manager (opa-fm: the SM, SA and PM in opafmd), unmodified,
+# for the guest scenarios where the real SM runs the fabric.
+OPA_FM_DEB_VERSION=${OPA_FM_DEB_VERSION:-10.10.3.0.11-1+b2}

@@ -41,6 +41,7 @@ use opasim_tests::cli::num;
 const CLASS: u8 = 0x09;
 const CLASS_VERSION: u8 = 1;
 const METHOD_GET: u8 = 0x01;
+const METHOD_SET: u8 = 0x02;
 const METHOD_GET_RESP: u8 = 0x81;
 const MAD_LEN: usize = 256;
 
@@ -154,6 +155,13 @@ struct SmpArgs {
     /// Hop count of the route (0 for the local port)
     #[arg(long, value_name = "N", default_value = "0", value_parser = num::<u8>)]
     hop_cnt: u8,
+    /// A directed route out of the fabric: the port to leave each node by, comma-separated
+    /// (`1` the switch, `1,3` the node on its port 3); sets the hop count
+    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = num::<u8>)]
+    path: Vec<u8>,
+    /// A Set with this attribute data (hex) rather than a Get
+    #[arg(long, value_name = "HEX")]
+    set: Option<String>,
 }
 
 /// The directed-route SMP class.
@@ -166,12 +174,25 @@ enum SmpError {
 }
 
 /// A directed-route SubnGet of `attr` from the local port, hop count 0 unless `a` says.
-fn smp_request(a: &SmpArgs, tid: u32) -> Vec<u8> {
+fn smp_request(a: &SmpArgs, tid: u32, set: Option<&[u8]>) -> Vec<u8> {
     let (len, version) = if a.ib { (256, 1) } else { (2048, 0x80) };
     let mut m = vec![0u8; len];
     m[..4].copy_from_slice(&[version, CLASS_DR_SMP, version, METHOD_GET]);
     m[6] = a.hop_ptr;
     m[7] = a.hop_cnt;
+    if !a.path.is_empty() && !a.ib {
+        // The initial path, from index 1 (OPA: at 40).
+        m[7] = a.path.len() as u8;
+        for (i, p) in a.path.iter().enumerate() {
+            m[41 + i] = *p;
+        }
+    }
+    if let Some(data) = set {
+        m[3] = METHOD_SET;
+        let at = if a.ib { 64 } else { 176 };
+        let n = data.len().min(len - at);
+        m[at..at + n].copy_from_slice(&data[..n]);
+    }
     m[12..16].copy_from_slice(&tid.to_be_bytes());
     m[16..18].copy_from_slice(&a.attr.to_be_bytes());
     m[20..24].copy_from_slice(&a.am.to_be_bytes());
@@ -179,6 +200,16 @@ fn smp_request(a: &SmpArgs, tid: u32) -> Vec<u8> {
     let lids = if a.ib { 32..36 } else { 32..40 };
     m[lids].fill(0xff);
     m
+}
+
+/// The bytes of the hex string `s` (an even number of hex digits).
+fn parse_hex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
+        .collect()
 }
 
 fn smp(a: &SmpArgs) -> Result<(), SmpError> {
@@ -196,7 +227,13 @@ fn smp(a: &SmpArgs) -> Result<(), SmpError> {
         qkey: 0,
         ..SendHdr::gsi(id, 0xffff, 0)
     };
-    dev.send(&hdr, &smp_request(a, tid))
+    let set = match &a.set {
+        Some(hex) => {
+            Some(parse_hex(hex).ok_or_else(|| SmpError::Other(format!("--set: not hex: {hex}")))?)
+        }
+        None => None,
+    };
+    dev.send(&hdr, &smp_request(a, tid, set.as_deref()))
         .map_err(|e| SmpError::Refused(io::Error::from(e).to_string()))?;
     let r = dev
         .recv(Duration::from_secs(4))

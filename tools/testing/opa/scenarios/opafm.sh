@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: GPL-2.0
+# The real fabric manager runs opasim's fabric: opasim with managed=1 is a switch node (48
+# ports) and four HFIs whose ports come up in Init without a LID, as after a reset; opafmd,
+# Debian's opa-fm unmodified (scripts/opa/opa-tools), sweeps it from opasim0's port: directed
+# route through the switch, LIDs, P_Keys, the LFT, Armed, Active. Then SMPs from a umad agent
+# find the switch and the HFIs behind it by directed route and by LID, and GSI MADs go between
+# HFIs by the LFT the SM wrote. Needs the initramfs built with OPA_VERBS_ROOT and
+# OPA_TOOLS_ROOT, and /opa/opasim-umad.
+. /opa/guest-lib.sh
+umad=/opa/opasim-umad
+fm=/usr/lib/opa-fm/bin/opafmd
+[ -x $fm ] || fail "$fm is missing (initramfs built without OPA_TOOLS_ROOT?)"
+[ -x $umad ] || fail "$umad is missing"
+ib=/sys/class/infiniband
+sw_guid=0011750100ff0000
+
+# field OUT OFFSET LEN: LEN bytes (hex) at OFFSET of the attribute data opasim-umad printed.
+field() { sed -n 's/^data //p' "$1" | cut -c$(($2 * 2 + 1))-$((($2 + $3) * 2)); }
+# smp OUT ARGS...: a directed-route Get through opasim0's port, answered without error.
+smp() {
+	local out=$1
+	shift
+	$umad smp umad0 "$@" >"$out" 2>&1 || { cat "$out"; fail "smp $*"; }
+	grep -q "status 0x8000 " "$out" || { cat "$out"; fail "smp $*: an error status"; }
+}
+
+load_vnic_stack opa_vnic_rs managed=1 devices=4 pkeys=0xffff,0x7fff,0x8001
+must modprobe ib_uverbs
+
+echo "== before the SM: every port Init, without a LID"
+for d in 0 1 2 3; do
+	expect "opasim$d state" "$(cat $ib/opasim$d/ports/1/state)" "2: INIT"
+	expect "opasim$d LID" "$(cat $ib/opasim$d/ports/1/lid)" "0x0"
+done
+
+echo "== directed route to the switch, and through it"
+smp /tmp/sw 0x11 --path 1
+expect "switch: node type" "$(field /tmp/sw 2 1)" 02
+expect "switch: ports" "$(field /tmp/sw 3 1)" 30
+expect "switch: node GUID" "$(field /tmp/sw 16 8)" $sw_guid
+expect "switch: port the SMP came in on" "$(field /tmp/sw 40 1)" 01
+smp /tmp/hfi 0x11 --path 1,3
+expect "opasim2 behind switch port 3: node GUID" "$(field /tmp/hfi 16 8)" "$(tr -d : <$ib/opasim2/node_guid)"
+# Ports 1 to 5: four linked (Init, LinkUp), the fifth down.
+smp /tmp/pi 0x15 --path 1 --am 0x05000001
+for p in 0 1 2 3; do
+	expect "switch port $((p + 1)): states" "$(field /tmp/pi $((p * 242 + 19)) 1)" 52
+done
+expect "switch port 5: down" "$(field /tmp/pi $((4 * 242 + 19)) 1)" 21
+expect "switch port 2: neighbour GUID" "$(field /tmp/pi $((242 + 208)) 8)" "$(tr -d : <$ib/opasim1/node_guid)"
+
+echo "== opafmd"
+# opa-fm keeps its state in /var/lib/opa-fm, which its package does not make; without it
+# the SM exits (its configuration server finds no socket directory) and opafmd restarts it.
+mkdir -p /var/log /var/run /var/lib/opa-fm
+syslogd -O /var/log/messages
+must $fm -D
+wait_line /var/log/messages "DISCOVERY CYCLE END" 180 || {
+	cat /var/log/messages
+	fail "no sweep ended in 180 s"
+}
+grep -E "fm0_sm.*(DISCOVERY CYCLE|ERROR)" /var/log/messages | head -n 20
+grep -q "DISCOVERY CYCLE END. 1 SWs, 4 HFIs, 4 end ports, 9 total ports, 1 SM(s)" /var/log/messages ||
+	fail "the sweep did not find 1 switch and 4 HFIs"
+echo "ok: opa-fm's sweep: 1 switch, 4 HFIs"
+# The SM activates the ports in the same sweep; the last ones may take a moment.
+n=0
+until [ "$(cat $ib/opasim*/ports/1/state | grep -c ACTIVE)" = 4 ]; do
+	[ $n -ge 60 ] && { cat $ib/opasim*/ports/1/state; fail "not every port became Active"; }
+	sleep 1
+	n=$((n + 1))
+done
+lids=""
+for d in 0 1 2 3; do
+	lid=$(cat $ib/opasim$d/ports/1/lid)
+	sm=$(cat $ib/opasim$d/ports/1/sm_lid)
+	echo "opasim$d: $(cat $ib/opasim$d/ports/1/state) lid $lid sm_lid $sm"
+	[ "$lid" != 0x0 ] || fail "opasim$d has no LID"
+	expect "opasim$d: the SM's LID" "$sm" "$(cat $ib/opasim0/ports/1/lid)"
+	lids="$lids $lid"
+done
+[ "$(echo $lids | tr ' ' '\n' | sort -u | wc -l)" = 4 ] || fail "LIDs not distinct:$lids"
+echo "ok: four distinct LIDs:$lids"
+
+echo "== the switch as the SM left it"
+smp /tmp/p0 0x15 --path 1 --am 0x01000000
+sw_lid=$(field /tmp/p0 0 4)
+[ "$sw_lid" != 00000000 ] || fail "the switch has no LID"
+echo "switch LID 0x$sw_lid"
+smp /tmp/pi 0x15 --path 1 --am 0x04000001
+for p in 0 1 2 3; do
+	expect "switch port $((p + 1)): Active" "$(field /tmp/pi $((p * 242 + 19)) 1)" 54
+done
+# The LFT sends each HFI's LID out of the switch port it is on.
+smp /tmp/lft 0x19 --path 1 --am 0x01000000
+for d in 0 1 2 3; do
+	lid=$(($(cat $ib/opasim$d/ports/1/lid)))
+	expect "LFT: LID $lid to port $((d + 1))" "$(field /tmp/lft $lid 1)" "0$((d + 1))"
+done
+
+echo "== LID routes through the switch"
+# GSI MADs between HFIs (the SM's own LID-routed SMPs to the switch made the sweep).
+must $umad ping umad0 umad3 "$(cat $ib/opasim3/ports/1/lid)"
+must $umad ping umad2 umad1 "$(cat $ib/opasim1/ports/1/lid)"
+# A LID the SM did not assign: the switch drops it.
+must $umad ping umad0 umad1 0x99 --expect-timeout
+
+echo "== opafmd stops"
+$fm halt >/dev/null 2>&1
+n=0
+while pidof sm fe opafmd >/dev/null; do
+	[ $n -ge 30 ] && kill -9 $(pidof sm fe opafmd) 2>/dev/null
+	sleep 1
+	n=$((n + 1))
+done
+killall syslogd 2>/dev/null
+unload_vnic_stack opa_vnic_rs
+must rmmod ib_uverbs
+check_dmesg_clean
+echo "opafm: ok"
