@@ -71,6 +71,19 @@ fn dr_bad_hops_discarded() {
     kunit_expect_eq!(dr_step(&mut b, 1), DrAction::Discard);
 }
 
+fn dr_mixed_lid_routed_start() {
+    // From the SM's LID 1, LID-routed to the switch, then out of its port 4.
+    let mut b = dr_smp(0, 1, &[4]);
+    b[32..36].copy_from_slice(&1u32.to_be_bytes());
+    kunit_expect_eq!(dr_step(&mut b, 1), DrAction::Forward(4));
+    kunit_expect_eq!(b[6], 1);
+    // The HFI there answers (it noted its port and moved the hop pointer back to 1): the
+    // directed part ends at the switch, the rest goes to the DrSLID by LID.
+    b[4] = 0x80;
+    kunit_expect_eq!(dr_step(&mut b, 4), DrAction::ToSlid(1));
+    kunit_expect_eq!(b[6], 0);
+}
+
 /// A managed switch with HFI ports in slots 0 and 1 (LID 0, Init) and port 2 unattached.
 fn managed() -> Option<(Arc<Fabric>, [Arc<Port>; 2])> {
     let fabric = Fabric::with_mode(true).ok()?;
@@ -266,6 +279,7 @@ kernel::kunit_suite!(
         dr_end_of_path_is_local,
         dr_intermediate_hop_forwards,
         dr_bad_hops_discarded,
+        dr_mixed_lid_routed_start,
         switch_sma_node_and_switch_info,
         switch_sma_port_info,
         switch_forwards_by_lft

@@ -1,118 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-//! The KUnit suite of opasim's SMA and PMA: MADs crafted byte by byte, offered to a registered
+//! The KUnit suite of opasim's SMA: MADs crafted byte by byte, offered to a registered
 //! two-port device through `process_mad` as the IB core offers them, and the answers read
 //! field by field against what hfi1's handlers give (`hw/hfi1/mad.c`).
 
 use crate::{
-    fabric::Fabric,
-    hfi::{Hfi, HfiDevice},
-    port::{Counters, Port, PortConfig},
-    sim::{device_guid, port_guid},
+    kunit_mad::{be16, be32, be64, device, offer, opa_dr, put, Dev, DR, REPLIED},
+    port::Counters,
 };
 use kernel::{
-    c_str, kunit_expect, kunit_expect_eq,
+    kunit_expect, kunit_expect_eq,
     prelude::*,
-    rdma::provider::{
-        mad::{MadOutcome, MadSource, OPA_MAD_SIZE},
-        PortState, Registration,
-    },
-    sync::Arc,
+    rdma::provider::{mad::MadOutcome, PortState},
 };
-
-/// `IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY`.
-const REPLIED: u32 = 3;
-
-/// A registered device of two ports, LIDs 0x41 and 0x42, P_Keys 0xffff and 0x8001.
-struct Dev {
-    reg: Registration<Hfi>,
-    ports: [Arc<Port>; 2],
-    guid: u64,
-}
-
-fn device() -> Option<Dev> {
-    let fabric = Fabric::new().ok()?;
-    let guid = device_guid(0xee);
-    let mk = |n: u32| {
-        Port::new(
-            0xee,
-            n,
-            port_guid(guid, n),
-            PortConfig::new(0x40 + n, &[0xffff, 0x8001]),
-        )
-    };
-    let ports = [mk(1).ok()?, mk(2).ok()?];
-    let mut v = KVec::new();
-    for p in &ports {
-        fabric.attach(p.clone()).ok()?;
-        v.push(p.clone(), GFP_KERNEL).ok()?;
-    }
-    let data = HfiDevice::new(guid, fabric, v);
-    let reg =
-        Registration::new(&crate::THIS_MODULE, c_str!("opasim_kunit%d"), 2, guid, data).ok()?;
-    Some(Dev { reg, ports, guid })
-}
-
-fn put(b: &mut [u8], at: usize, v: &[u8]) {
-    if let Some(d) = b.get_mut(at..at + v.len()) {
-        d.copy_from_slice(v);
-    }
-}
-
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn be64(b: &[u8], at: usize) -> u64 {
-    (u64::from(be32(b, at)) << 32) | u64::from(be32(b, at + 4))
-}
-
-/// An OPA directed-route SMP to the local port (hop count 0, permissive LIDs), as opamgt and
-/// the SM send it.
-fn opa_dr(method: u8, attr: u16, am: u32, mkey: u64) -> KVec<u8> {
-    let mut m = KVec::new();
-    let _ = m.extend_from_slice(&[0u8; OPA_MAD_SIZE], GFP_KERNEL);
-    put(&mut m, 0, &[0x80, 0x81, 0x80, method]);
-    put(&mut m, 8, &0x1234u64.to_be_bytes());
-    put(&mut m, 16, &attr.to_be_bytes());
-    put(&mut m, 20, &am.to_be_bytes());
-    put(&mut m, 24, &mkey.to_be_bytes());
-    put(&mut m, 32, &[0xff; 8]);
-    m
-}
-
-/// The work completion the core makes for a local directed-route SMP (`build_smp_wc()`).
-fn local_src(len: u32) -> Option<MadSource> {
-    Some(MadSource {
-        slid: 0xffff,
-        pkey_index: 0,
-        byte_len: len + 40,
-    })
-}
-
-/// Offers `mad` to port `port`; the outcome and the answer.
-fn offer(d: &Dev, port: u32, mad: &[u8], ignore_mkey: bool) -> (MadOutcome, KVec<u8>) {
-    let mut out = KVec::new();
-    let _ = out.extend_from_slice(&[0u8; OPA_MAD_SIZE], GFP_KERNEL);
-    let src = local_src(mad.len() as u32);
-    let r = d
-        .reg
-        .device()
-        .process_mad(port, mad, src, ignore_mkey, &mut out);
-    let o = r.unwrap_or(MadOutcome {
-        flags: 0xdead,
-        size: 0,
-        pkey_index: 0,
-    });
-    (o, out)
-}
-
-/// The DR data offset of an OPA SMP.
-const DR: usize = 176;
 
 fn sma_ib_nodeinfo() {
     let Some(d) = device() else {
@@ -430,71 +330,50 @@ fn sma_aggregate() {
     kunit_expect_eq!(be16(&a, 4), 0x801c);
 }
 
-/// An OPA PM Get of `attr` (LID-routed from port 1's own LID).
-fn pm(method: u8, attr: u16, am: u32) -> KVec<u8> {
-    let mut m = opa_dr(method, attr, am, 0);
-    m[1] = 0x04;
-    m[32..40].fill(0);
-    m
-}
-
-fn pma_counters() {
+/// Congestion control as hfi1 keeps it: CongestionInfo, a setting and a table set and read
+/// back, a limit beyond the blocks sent refused, the log of an HFI.
+fn sma_congestion() {
     let Some(d) = device() else {
         kunit_expect!(false);
         return;
     };
-    let p = &d.ports[0];
-    Counters::add(&p.counters.xmit_bytes, 8000);
-    Counters::add(&p.counters.xmit_packets, 10);
-    Counters::add(&p.counters.rcv_bytes, 800);
-    Counters::add(&p.counters.rcv_packets, 2);
-    let (o, a) = offer(&d, 1, &pm(1, 0x01, 0), false);
+    let (o, a) = offer(&d, 1, &opa_dr(1, 0x8b, 0, 0), false);
     kunit_expect_eq!(o.flags, REPLIED);
-    kunit_expect_eq!(&a[24..26], &[0x80, 0x80]);
-    kunit_expect_eq!(be32(&a, 28), 18);
-    // PortStatus of port 1, VL0: flits of 8 bytes.
-    let mut m = pm(1, 0x40, 0x0100_0000);
-    m[24] = 1;
-    put(&mut m, 28, &1u32.to_be_bytes());
+    kunit_expect_eq!(&a[DR..DR + 4], &[0, 0, 31, 96]);
+    let mut m = opa_dr(2, 0x90, 0, 0);
+    put(&mut m, DR, &0x8000_0001u32.to_be_bytes());
+    put(&mut m, DR + 6, &[5, 0xee, 0, 10, 7, 1]);
+    offer(&d, 1, &m, false);
+    let (_, a) = offer(&d, 1, &opa_dr(1, 0x90, 0, 0), false);
+    kunit_expect_eq!(be32(&a, DR), 0x8000_0001);
+    kunit_expect_eq!(be16(&a, DR + 4), 1);
+    kunit_expect_eq!(&a[DR + 6..DR + 12], &[5, 0, 0, 10, 7, 1]);
+    // One block from block 2, CCTI_Limit 130 (block 2, entry 2): entries 128 to 130 kept.
+    let mut m = opa_dr(2, 0x91, 0x0100_0002, 0);
+    put(&mut m, DR, &130u16.to_be_bytes());
+    for j in 0..64u16 {
+        put(
+            &mut m,
+            DR + 2 + 2 * usize::from(j),
+            &(0x4000 | j).to_be_bytes(),
+        );
+    }
     let (o, a) = offer(&d, 1, &m, false);
-    kunit_expect_eq!(o.size, 24 + 216 + 112);
-    kunit_expect_eq!(be64(&a, 24 + 8), 1000);
-    kunit_expect_eq!(be64(&a, 24 + 16), 100);
-    kunit_expect_eq!(be64(&a, 24 + 24), 10);
-    kunit_expect_eq!(be64(&a, 24 + 32), 2);
-    kunit_expect_eq!(a[24 + 209], 5);
-    // VL 8 is not a VL of the port.
-    put(&mut m, 28, &0x100u32.to_be_bytes());
-    let (_, a) = offer(&d, 1, &m, false);
-    kunit_expect_eq!(be16(&a, 4), 0x001c);
-    // DataPortCounters for port 2 asked on port 1: invalid.
-    let mut m = pm(1, 0x42, 0x0100_0000);
-    put(&mut m, 24 + 24, &4u64.to_be_bytes());
-    let (_, a) = offer(&d, 1, &m, false);
-    kunit_expect_eq!(be16(&a, 4), 0x001c);
-    put(&mut m, 24 + 24, &2u64.to_be_bytes());
-    let (_, a) = offer(&d, 1, &m, false);
     kunit_expect_eq!(be16(&a, 4), 0);
-    kunit_expect_eq!(be64(&a, 24 + 40 + 8), 1000);
-    // ClearPortStatus of PortXmitData: zero; the packets stay.
-    let mut m = pm(2, 0x41, 0x0100_0000);
-    put(&mut m, 24 + 24, &2u64.to_be_bytes());
-    put(&mut m, 24 + 32, &(1u32 << 31).to_be_bytes());
-    let (o, _) = offer(&d, 1, &m, false);
-    kunit_expect_eq!(o.flags, REPLIED);
-    kunit_expect_eq!(Counters::get(&p.counters.xmit_bytes), 0);
-    kunit_expect_eq!(Counters::get(&p.counters.xmit_packets), 10);
-    // The IB PortCounters sysfs reads: data in 4-byte words.
-    let mut ib = KVec::new();
-    let _ = ib.extend_from_slice(&[0u8; 256], GFP_KERNEL);
-    put(&mut ib, 0, &[1, 0x04, 1, 1]);
-    put(&mut ib, 16, &0x12u16.to_be_bytes());
-    ib[65] = 1;
-    let mut out = [0u8; 256];
-    let o = d.reg.device().process_mad(1, &ib, None, true, &mut out);
-    kunit_expect_eq!(o.map(|o| o.flags).unwrap_or(0), REPLIED);
-    kunit_expect_eq!(be32(&out, 64 + 28), 200);
-    kunit_expect_eq!(be32(&out, 64 + 36), 2);
+    // The header and the table, rounded up to 8 bytes.
+    kunit_expect_eq!(o.size, (DR + 2 * 65 + 7) & !7);
+    kunit_expect_eq!(be16(&a, DR), 130);
+    kunit_expect_eq!(be16(&a, DR + 2 + 4), 0x4002);
+    kunit_expect_eq!(be16(&a, DR + 2 + 6), 0);
+    // CCTI_Limit 10 is before block 2: refused.
+    put(&mut m, DR, &10u16.to_be_bytes());
+    let (_, a) = offer(&d, 1, &m, false);
+    kunit_expect_eq!(be16(&a, 4), 0x801c);
+    // 32 blocks: more than the table has.
+    let (_, a) = offer(&d, 1, &opa_dr(1, 0x91, 0x0100_001f, 0), false);
+    kunit_expect_eq!(be16(&a, 4), 0x801c);
+    let (_, a) = offer(&d, 1, &opa_dr(1, 0x8f, 0, 0), false);
+    kunit_expect_eq!(a[DR], 2);
 }
 
 kernel::kunit_suite!(
@@ -509,6 +388,6 @@ kernel::kunit_suite!(
         sma_pkey_table,
         sma_vl_maps,
         sma_aggregate,
-        pma_counters
+        sma_congestion
     ]
 );

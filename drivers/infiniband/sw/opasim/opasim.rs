@@ -25,7 +25,11 @@ mod integrity;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
+mod kunit_mad;
+#[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit_managed;
+#[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
+mod kunit_pma;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
 mod kunit_sma;
 #[cfg(CONFIG_INFINIBAND_OPASIM_KUNIT_TEST)]
@@ -40,6 +44,7 @@ mod rx_errors;
 mod sim;
 mod sm;
 mod sma;
+mod sma_cong;
 mod sma_node;
 mod sma_port;
 mod sma_tables;

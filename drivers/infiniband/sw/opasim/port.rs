@@ -8,6 +8,7 @@ use crate::{
     mgmt::Mgmt,
     pkey,
     rx_errors::RxErrors,
+    sma_cong::Congestion,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::rdma::{provider::PortState, vnic::ProviderNetdev};
@@ -186,6 +187,9 @@ pub(crate) struct Port {
     /// What else the subnet manager sets through the SMA.
     #[pin]
     mgmt: IrqSpinLock<Mgmt>,
+    /// The congestion control settings the SM sets.
+    #[pin]
+    pub(crate) congestion: IrqSpinLock<Congestion>,
     /// The port's counters.
     pub(crate) counters: Counters,
     /// The VNIC packets the HFI's integrity checks dropped, by reason.
@@ -211,6 +215,8 @@ impl Port {
         guid: u64,
         config: PortConfig,
     ) -> Result<Arc<Self>> {
+        let congestion = Congestion::new()?;
+        let wq = OwnedQueue::new(c_str!("opasim_sdma"), WQ_MEM_RECLAIM, 0)?;
         Arc::pin_init(
             try_pin_init!(Self {
                 dev_index,
@@ -222,12 +228,13 @@ impl Port {
                 sc2vl <- new_irq_spinlock!(DEFAULT_SC2VL, "opasim_port_sc2vl"),
                 vl_mtu <- new_irq_spinlock!(DEFAULT_VL_MTUS, "opasim_port_vl_mtu"),
                 mgmt <- new_irq_spinlock!(Mgmt::new(NUM_DATA_VLS), "opasim_port_mgmt"),
+                congestion <- new_irq_spinlock!(congestion, "opasim_port_cong"),
                 counters: Counters::default(),
                 tx_drops: DropCounters::default(),
                 sdma: SdmaCounters::default(),
                 rx_errors: RxErrors::default(),
                 caps: Capabilities::default(),
-                wq: OwnedQueue::new(c_str!("opasim_sdma"), WQ_MEM_RECLAIM, 0)?,
+                wq,
             }? Error),
             GFP_KERNEL,
         )

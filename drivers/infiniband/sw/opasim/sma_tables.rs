@@ -11,6 +11,7 @@ use crate::{
     mgmt::{BCT_LEN, NUM_SC, VLARB_ELEMS},
     port::PKEY_TABLE_LEN,
     sma::{Answer, Sma, Step, LIM_MGMT_P_KEY, STATUS_INVALID_FIELD, STATUS_UNSUP_METH_ATTR},
+    sma_cong,
     sma_port::am_nport,
 };
 use kernel::rdma::provider::PortState;
@@ -50,6 +51,10 @@ pub(crate) fn get(
             Step::Added(0)
         }
         0x31 => get_led(sma, ans, am, at, max),
+        0x8b => sma_cong::get_info(ans, at, max),
+        0x8f => sma_cong::get_log(ans, am, at, max),
+        0x90 => sma_cong::get_setting(sma, ans, at, max),
+        0x91 => sma_cong::get_table(sma, ans, am, at, max),
         _ => unsupported(ans),
     }
 }
@@ -90,6 +95,8 @@ pub(crate) fn set(
             sma.port.update_mgmt(|m| m.led_on = on);
             get_led(sma, ans, am, at, max)
         }
+        0x90 => sma_cong::set_setting(sma, ans, at, max),
+        0x91 => sma_cong::set_table(sma, ans, am, at, max),
         _ => unsupported(ans),
     }
 }

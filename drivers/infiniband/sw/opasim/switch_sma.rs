@@ -101,6 +101,8 @@ pub(crate) fn attr(
         }
         // BufferControlTable: 132 bytes a port, padded to 8.
         (0x8a, _) => qos(ans, set, at, max, 136, am >> 24, zeros),
+        // SwitchCongestionSetting: 76 bytes.
+        (0x8d, _) => qos(ans, set, at, max, 76, 1, zeros),
         // LedInfo: 8 bytes a port.
         (0x31, _) => qos(ans, set, at, max, 8, am >> 24, zeros),
         // CableInfo: the ports are fixed links, no QSFP (as hfi1 answers for such a port).

@@ -40,6 +40,9 @@ pub(crate) enum DrAction {
     Forward(u8),
     /// For the switch's own SMA.
     Local,
+    /// The directed part ended here on the way back: LID-routed on to the SMP's DrSLID (a
+    /// route that began with a LID-routed part, mixed LR-DR).
+    ToSlid(u32),
 }
 
 fn be16(b: &[u8], at: usize) -> u16 {
@@ -72,9 +75,19 @@ pub(crate) fn dr_step(smp: &mut [u8], port: u8) -> DrAction {
         return DrAction::Discard;
     }
     let action = if !back {
-        // C14-9:1: the sender incremented the hop pointer.
         if hop_cnt != 0 && hop_ptr == 0 {
-            return DrAction::Discard;
+            // C14-9:1: the sender moves the hop pointer, unless a LID-routed part brought the
+            // SMP here (its DrSLID is the sender's LID): the directed part starts here, as the
+            // send side of a switch starts it (`smi_handle_dr_smp_send()`).
+            if slid_perm {
+                return DrAction::Discard;
+            }
+            let out = path(smp, 40, 1);
+            if out == 0 || usize::from(out) > SWITCH_PORTS {
+                return DrAction::Discard;
+            }
+            smp[6] = 1;
+            return DrAction::Forward(out);
         }
         if hop_ptr != 0 && hop_ptr < hop_cnt {
             // C14-9:2: an intermediate hop: note where it came from, go on.
@@ -113,8 +126,9 @@ pub(crate) fn dr_step(smp: &mut [u8], port: u8) -> DrAction {
         }
         DrAction::Forward(out)
     } else if hop_ptr == 1 && !slid_perm {
-        // C14-13:3 with a LID-routed part to the SM: not modelled.
-        return DrAction::Discard;
+        // C14-13:3: the end of the directed part on the way back; the rest is LID-routed.
+        smp[6] = 0;
+        return DrAction::ToSlid(be32(smp, 32));
     } else {
         return DrAction::Discard;
     };
@@ -209,6 +223,21 @@ pub(crate) fn take(fabric: &Fabric, from: &Port, pkt: &Packet<'_>) -> bool {
     match dr_step(&mut smp, ingress as u8) {
         DrAction::Discard => Counters::inc(&fabric.unknown_dlid),
         DrAction::Forward(out) => out_of(fabric, out, pkt, &smp),
+        DrAction::ToSlid(slid) => {
+            let lid = fabric.switch.lock().lid;
+            let on = Packet {
+                slid: lid,
+                dlid: slid,
+                payload: &smp,
+                ..*pkt
+            };
+            match fabric.forward_from_switch(slid) {
+                Some(to) => {
+                    let _ = ud::receive(&to, &on);
+                }
+                None => Counters::inc(&fabric.unknown_dlid),
+            }
+        }
         DrAction::Local => {
             let Ok(n) = to_sma(fabric, &mut smp, ingress, DR_DATA) else {
                 return true;
@@ -216,8 +245,9 @@ pub(crate) fn take(fabric: &Fabric, from: &Port, pkt: &Packet<'_>) -> bool {
             let Some(resp) = smp.get_mut(..n) else {
                 return true;
             };
-            if let DrAction::Forward(out) = dr_step(resp, ingress as u8) {
-                out_of(fabric, out, pkt, resp);
+            match dr_step(resp, ingress as u8) {
+                DrAction::Forward(out) => out_of(fabric, out, pkt, resp),
+                _ => Counters::inc(&fabric.unknown_dlid),
             }
         }
     }
