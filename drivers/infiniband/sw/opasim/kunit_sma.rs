@@ -331,7 +331,7 @@ fn sma_aggregate() {
 }
 
 /// Congestion control as hfi1 keeps it: CongestionInfo, a setting and a table set and read
-/// back, a limit beyond the blocks sent refused, the log of an HFI.
+/// back, a limit past the entries sent refused, the log of an HFI.
 fn sma_congestion() {
     let Some(d) = device() else {
         kunit_expect!(false);
@@ -359,14 +359,16 @@ fn sma_congestion() {
         );
     }
     let (o, a) = offer(&d, 1, &m, false);
-    kunit_expect_eq!(be16(&a, 4), 0);
+    // GetResp, no error (the direction bit of a directed-route answer).
+    kunit_expect_eq!(be16(&a, 4), 0x8000);
     // The header and the table, rounded up to 8 bytes.
     kunit_expect_eq!(o.size, (DR + 2 * 65 + 7) & !7);
     kunit_expect_eq!(be16(&a, DR), 130);
     kunit_expect_eq!(be16(&a, DR + 2 + 4), 0x4002);
     kunit_expect_eq!(be16(&a, DR + 2 + 6), 0);
-    // CCTI_Limit 10 is before block 2: refused.
-    put(&mut m, DR, &10u16.to_be_bytes());
+    // CCTI_Limit 64 with one block from block 0: past the entries sent, refused.
+    let mut m = opa_dr(2, 0x91, 0x0100_0000, 0);
+    put(&mut m, DR, &64u16.to_be_bytes());
     let (_, a) = offer(&d, 1, &m, false);
     kunit_expect_eq!(be16(&a, 4), 0x801c);
     // 32 blocks: more than the table has.

@@ -63,6 +63,13 @@ grep -E "fm0_sm.*(DISCOVERY CYCLE|ERROR)" /var/log/messages | head -n 20
 grep -q "DISCOVERY CYCLE END. 1 SWs, 4 HFIs, 4 end ports, 9 total ports, 1 SM(s)" /var/log/messages ||
 	fail "the sweep did not find 1 switch and 4 HFIs"
 echo "ok: opa-fm's sweep: 1 switch, 4 HFIs"
+# Every SMP of the sweep was answered as the SM wanted (the congestion control attributes
+# too, which opa-fm sets by default), and every HFI took the SM's directed routes.
+sleep 5
+if grep -E "fm0_sm.*ERROR" /var/log/messages; then
+	fail "opa-fm logged errors (above)"
+fi
+echo "ok: no error in opa-fm's log"
 # The SM activates the ports in the same sweep; the last ones may take a moment.
 n=0
 until [ "$(cat $ib/opasim*/ports/1/state | grep -c ACTIVE)" = 4 ]; do
@@ -80,6 +87,9 @@ for d in 0 1 2 3; do
 	lids="$lids $lid"
 done
 [ "$(echo $lids | tr ' ' '\n' | sort -u | wc -l)" = 4 ] || fail "LIDs not distinct:$lids"
+for d in 0 1 2 3; do
+	echo "opasim$d P_Keys: $(cat $ib/opasim$d/ports/1/pkeys/* | grep -v '^0x0000$' | tr '\n' ' ')"
+done
 echo "ok: four distinct LIDs:$lids"
 
 echo "== the switch as the SM left it"
@@ -105,6 +115,40 @@ must $umad ping umad2 umad1 "$(cat $ib/opasim1/ports/1/lid)"
 # A LID the SM did not assign: the switch drops it.
 must $umad ping umad0 umad1 0x99 --expect-timeout
 
+echo "== congestion control as the SM set it"
+export PATH=/usr/sbin:$PATH
+for o in conginfo hficongset hficongcon hficonglog; do
+	opasmaquery -o $o -l "$(cat $ib/opasim2/ports/1/lid)" >/tmp/cc-$o 2>&1 || { cat /tmp/cc-$o; fail "opasmaquery -o $o"; }
+	head -n 12 /tmp/cc-$o
+done
+
+echo "== opa-fm's SA"
+export PATH=/usr/sbin:$PATH
+must opasaquery -o node >/tmp/sa-node 2>&1
+for d in 0 1 2 3; do
+	grep -q "0x$(tr -d : <$ib/opasim$d/node_guid)" /tmp/sa-node || { cat /tmp/sa-node; fail "no NodeRecord of opasim$d"; }
+done
+grep -q "0x$sw_guid" /tmp/sa-node || { cat /tmp/sa-node; fail "no NodeRecord of the switch"; }
+echo "ok: NodeRecords of the switch and the four HFIs"
+lid2=$(cat $ib/opasim2/ports/1/lid)
+# cap3 LID: CapabilityMask3 of LID's PortInfoRecord, as opasaquery prints it.
+cap3() {
+	opasaquery -o portinfo -l "$1" >/tmp/sa-pi 2>&1
+	sed -n 's/.*Capability3: *\(0x[0-9a-fA-F]*\).*/\1/p' /tmp/sa-pi | head -n 1
+}
+c=$(cap3 $lid2)
+[ "$c" = 0x2000 ] || { cat /tmp/sa-pi; fail "PortInfoRecord of opasim2: CapabilityMask3 '$c', not IsEthOnFabric"; }
+echo "ok: PortInfoRecord of opasim2: IsEthOnFabric with the VNIC driver"
+# Unloaded, the driver clears the bit; the port's trap 144 tells the SM, whose SA follows.
+must rmmod opa_vnic_rs
+n=0
+until c=$(cap3 $lid2) && [ -n "$c" ] && [ $((c & 0x2000)) = 0 ]; do
+	[ $n -ge 30 ] && { cat /tmp/sa-pi; fail "opasim2's PortInfoRecord still has IsEthOnFabric ($c) 30 s after rmmod"; }
+	sleep 1
+	n=$((n + 1))
+done
+echo "ok: PortInfoRecord of opasim2 without IsEthOnFabric after rmmod opa_vnic_rs ($c)"
+
 echo "== opafmd stops"
 $fm halt >/dev/null 2>&1
 n=0
@@ -114,7 +158,8 @@ while pidof sm fe opafmd >/dev/null; do
 	n=$((n + 1))
 done
 killall syslogd 2>/dev/null
-unload_vnic_stack opa_vnic_rs
 must rmmod ib_uverbs
+must rmmod ib_umad
+must rmmod opasim
 check_dmesg_clean
 echo "opafm: ok"
