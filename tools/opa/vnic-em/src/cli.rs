@@ -65,9 +65,11 @@ pub(crate) struct Global {
     /// 0x7fff) in the EM port's P_Key table
     #[arg(long, global = true, value_name = "I")]
     pub(crate) pkey_index: Option<u16>,
-    /// Service level to send MADs with
-    #[arg(long, global = true, default_value_t = 0, value_name = "SL")]
-    pub(crate) sl: u8,
+    /// Service level to send VEMA MADs with; default: the EM port's SM SL
+    /// (sysfs sm_sl), as opa-ff's tools send management MADs (SA MADs
+    /// always go on it)
+    #[arg(long, global = true, value_name = "SL")]
+    pub(crate) sl: Option<u8>,
     /// Size of the request MADs
     #[arg(long, global = true, value_enum, default_value_t = MadSizeArg::Full, value_name = "SIZE")]
     pub(crate) mad_size: MadSizeArg,

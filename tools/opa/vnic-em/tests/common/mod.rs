@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use opa_wire::mad::METHOD_SET;
 use opasim_sa::answer::answer;
-use opasim_sa::fabric::{FabricView, PortView};
+use opasim_sa::fabric::{FabricView, McGroup, PortView};
 use vnic_em::client::{Client, Policy};
 use vnic_em::commands::{self, ApplyOpts, Io};
 use vnic_em::config::Config;
@@ -93,7 +93,11 @@ pub fn sa_ports() -> Vec<PortView> {
 /// Makes opasim's SA answer `f`'s SA queries from `ports` (the SM at LID 1); returns the
 /// view it answers from, for a test to change the fabric under the SA.
 pub fn with_sa(f: &mut FakeFabric, ports: Vec<PortView>) -> Rc<RefCell<FabricView>> {
-    let view = Rc::new(RefCell::new(FabricView { ports, sm_lid: 1 }));
+    let view = Rc::new(RefCell::new(FabricView {
+        ports,
+        sm_lid: 1,
+        groups: vec![McGroup::DEFAULT_BROADCAST],
+    }));
     let v = view.clone();
     f.sa = Some(SaHook::new(move |mad| {
         answer(mad, &v.borrow()).map(|a| a.mad)
