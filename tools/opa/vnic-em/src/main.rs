@@ -49,7 +49,7 @@ fn resolved(
     tell: bool,
     io: &mut Io<'_>,
 ) -> error::Result<Config> {
-    if cfg.names.is_empty() {
+    if !names::needs_sa(&cfg) {
         return Ok(cfg);
     }
     let pol = *client.policy();

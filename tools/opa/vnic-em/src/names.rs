@@ -183,6 +183,12 @@ pub enum NamesError {
     Config(ConfigErrors),
 }
 
+/// Whether `cfg` must be resolved through the SA: it names node ports, or a vesw takes its
+/// multicast DLID from a group.
+pub fn needs_sa(cfg: &Config) -> bool {
+    !cfg.names.is_empty() || cfg.vesws.iter().any(|v| v.unknown_mcast_mgid.is_some())
+}
+
 /// Resolves the names of `cfg` (read from `path`) and the multicast groups of its vesws
 /// through the SA of `fabric`; a config without either is returned as it is, and the SA is
 /// not asked.
@@ -193,8 +199,7 @@ pub fn resolve<F: Fabric>(
     timeout: Duration,
     retries: u32,
 ) -> Result<Resolved, NamesError> {
-    let groups = cfg.vesws.iter().any(|v| v.unknown_mcast_mgid.is_some());
-    if cfg.names.is_empty() && !groups {
+    if !needs_sa(cfg) {
         return Ok(Resolved {
             cfg: cfg.clone(),
             nodes: Vec::new(),

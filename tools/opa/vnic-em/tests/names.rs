@@ -318,6 +318,12 @@ fn the_multicast_dlid_comes_from_the_sas_group() {
                 unknown_mcast_mgid = \"0xff12401b80100000:0x00000000ffffffff\"\n\
                 [[vport]]\nlid = 2\nvport = 0\nvesw = 1\nport_num = 1\nmac = \"02:00:00:00:02:00\"\n";
     let cfg = parse(lids).unwrap();
+    assert!(!vnic_em::names::needs_sa(&cfg));
+    let no_number = lids.replace("unknown_mcast_dlid = 0xf00009\n", "");
+    assert!(
+        vnic_em::names::needs_sa(&parse(&no_number).unwrap()),
+        "no names, but a group to ask for"
+    );
     c.fabric_mut().sa = None;
     let asked = c.fabric().sa_requests;
     let r = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap();

@@ -31,7 +31,8 @@ pub fn fabric(em_lid: u16) -> FakeFabric {
 
 /// The config the tests apply to [`fabric`]: two vesws, red (10), with every setting a vesw
 /// has and a MAC table entry at slot 100, on vport 0 of both node ports; blue (20), with
-/// the defaults, on vport 1 of LID 3, disabled. A test whose config must differ, to show
+/// the defaults but a multicast DLID given (0, so that no SA is asked for a group), on
+/// vport 1 of LID 3, disabled. A test whose config must differ, to show
 /// something this one cannot, keeps its own next to it.
 pub const FABRIC: &str = r#"
 [em]
@@ -55,6 +56,7 @@ index = 100
 id = 20
 name = "blue"
 pkey = 0x8020
+unknown_mcast_dlid = 0
 
 [[vport]]
 lid = 2
