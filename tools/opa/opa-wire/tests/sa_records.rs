@@ -154,3 +154,52 @@ fn short_records_and_zero_stride() {
     assert!(NodeRecord::decode(&[0; 50]).is_err());
     assert!(PathRecord::decode(&[0; 63]).is_err());
 }
+
+#[test]
+fn mcmember_record_layout() {
+    // STL_MCMEMBER_RECORD of opa-ff's stl_sa_types.h: 56 bytes, the 32-bit MLID last.
+    assert_eq!(McMemberRecord::SIZE, 56);
+    assert_eq!(attr_offset(McMemberRecord::SIZE), 7);
+    assert_eq!(ATTR_MCMEMBER_RECORD, 0x0038);
+    let mut mgid = [0u8; 16];
+    mgid[..8].copy_from_slice(&0xff12_401b_8001_0000u64.to_be_bytes());
+    mgid[8..].copy_from_slice(&0x0000_0000_ffff_ffffu64.to_be_bytes());
+    let r = McMemberRecord {
+        mgid,
+        qkey: 0x1234,
+        mtu: 4,
+        pkey: 0x8001,
+        rate: 16,
+        sl: 0x1f,
+        scope_join: 0x21,
+        mlid: 0xf000_0001,
+        ..McMemberRecord::default()
+    };
+    let mut b = [0u8; McMemberRecord::SIZE];
+    r.encode(&mut b).unwrap();
+    assert_eq!(&b[0..4], &[0xff, 0x12, 0x40, 0x1b]);
+    assert_eq!(&b[32..36], &[0, 0, 0x12, 0x34]);
+    assert_eq!(b[38], 4);
+    assert_eq!(&b[40..42], &[0x80, 0x01]);
+    assert_eq!(b[42], 16);
+    assert_eq!(b[44], 0xf8, "SL in the top 5 bits");
+    assert_eq!(b[48], 0x21);
+    assert_eq!(&b[52..56], &[0xf0, 0, 0, 1]);
+    assert_eq!(McMemberRecord::decode(&b).unwrap(), r);
+    assert_eq!(McMemberRecord::decode(&b[..55]), Err(WireError::Truncated));
+}
+
+#[test]
+fn mlids_in_the_16b_lid_space() {
+    // hfi1's __opa_get_lid(): 0xf0000000 + n is 0xf00000 + n in a 16B header.
+    assert_eq!(records::mlid_to_16b(0xf000_0000), Some(0xf0_0000));
+    assert_eq!(records::mlid_to_16b(0xf000_0001), Some(0xf0_0001));
+    assert_eq!(records::mlid_to_16b(0xf000_3ffe), Some(0xf0_3ffe));
+    assert_eq!(records::mlid_to_16b(0x0000_c000), None, "a 16-bit IB MLID");
+    assert_eq!(records::mlid_to_16b(0xffff_ffff), None, "permissive");
+    assert_eq!(
+        records::mlid_to_16b(0xf0ff_ffff),
+        None,
+        "past the 24-bit space"
+    );
+}

@@ -2,15 +2,29 @@
 
 //! The SA's answers: every record of the fabric that matches the request's template in the
 //! components its mask names, as opa-fm's SA matches them (`sa_NodeRecord.c`,
-//! `sa_PortInfoRecord.c`, `sa_PathRecord.c`): a Get gets exactly one record or the status
-//! that says why not, a GetTable all of them in one RMPP transfer.
+//! `sa_PortInfoRecord.c`, `sa_McMemberRecord.c`, `sa_PathRecord.c`): a Get gets exactly one
+//! record or the status that says why not, a GetTable all of them in one RMPP transfer.
+//!
+//! Where opa-fm refuses a request, so does this SA, the same way (the functions of opa-fm
+//! 10.10.3.0.11's `Esm/ib/src/smi/sa/` named at each check):
+//!
+//! - a request with a non-zero SM_Key, and a PortInfoRecord request that does not come on
+//!   P_Key 0xffff, are dropped without an answer (`sa_filter_validate_mad()`, `sa_main.c`);
+//! - a NodeRecord, PortInfoRecord or McMemberRecord request whose data is shorter than the
+//!   record is answered REQ_INVALID (their `*_GetTable()`: the data size is the MAD's length
+//!   on the wire minus the headers);
+//! - component mask bits past the last field of the record's field table are ignored
+//!   (`sa_create_template_mask()`, `sa_db.c`, with the tables of `sa_m.h`); the fields of a
+//!   NodeRecord and a McMemberRecord match byte for byte under the mask
+//!   (`sa_template_test()`); a PortInfoRecord's table has only EndPortLID, PortNum, Options
+//!   and CapabilityMask.
 
 use crate::fabric::{FabricView, PortView};
 use opa_wire::sa::{
-    self, attr_offset, NodeRecord, PathRecord, PortInfoRecord, SaHdr, SaMad, ATTR_NODE_RECORD,
-    ATTR_PATH_RECORD, ATTR_PORTINFO_RECORD, METHOD_GET, METHOD_GET_RESP, METHOD_GET_TABLE,
-    METHOD_GET_TABLE_RESP, SA_STATUS_INSUFFICIENT_COMPONENTS, SA_STATUS_NO_RECORDS,
-    SA_STATUS_REQ_INVALID, SA_STATUS_TOO_MANY_RECORDS,
+    self, attr_offset, McMemberRecord, NodeRecord, PathRecord, PortInfoRecord, SaHdr, SaMad,
+    ATTR_MCMEMBER_RECORD, ATTR_NODE_RECORD, ATTR_PATH_RECORD, ATTR_PORTINFO_RECORD, METHOD_GET,
+    METHOD_GET_RESP, METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, SA_STATUS_INSUFFICIENT_COMPONENTS,
+    SA_STATUS_NO_RECORDS, SA_STATUS_REQ_INVALID, SA_STATUS_TOO_MANY_RECORDS,
 };
 use opa_wire::wire::mad::{
     MAD_STATUS_BAD_VERSION, MAD_STATUS_UNSUPPORTED_METHOD, MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB,
@@ -35,8 +49,31 @@ const PATH_RATE_100G: u8 = 16;
 /// The packet lifetime the SA gives (opa-fm's default `PacketLifetime` of 18).
 const PATH_PKT_LIFE: u8 = 18;
 
-/// The answer to the request `mad`, or `None` for a MAD that is not a request.
+/// The management P_Key (`STL_DEFAULT_FM_PKEY`): full membership of the Admin vFabric.
+pub const MGMT_PKEY: u16 = 0xffff;
+
+/// Who sent a request, as the MAD layer tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requester {
+    /// The P_Key the request came with (the SA port's P_Key at the received P_Key index).
+    pub pkey: u16,
+}
+
+impl Requester {
+    /// A requester on the management P_Key, which every request may come on.
+    pub const MGMT: Requester = Requester { pkey: MGMT_PKEY };
+}
+
+/// The answer to the request `mad` from a requester on the management P_Key
+/// ([`answer_from`]).
 pub fn answer(mad: &[u8], view: &FabricView) -> Option<Answer> {
+    answer_from(mad, &Requester::MGMT, view)
+}
+
+/// The answer to the request `mad` from `who`, or `None` for a MAD that is not a request or
+/// that opa-fm's SA drops (`sa_filter_validate_mad()`): a non-zero SM_Key, a PortInfoRecord
+/// request not on P_Key 0xffff.
+pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Answer> {
     let req = match SaMad::decode(mad) {
         Ok(r) => r,
         Err(_) => {
@@ -63,9 +100,15 @@ pub fn answer(mad: &[u8], view: &FabricView) -> Option<Answer> {
     if method & 0x80 != 0 {
         return None;
     }
+    // sa_filter_validate_mad(): the SA trusts no SM_Key, and keeps PortInfoRecords (and
+    // every attribute but a few any member may read) to the management P_Key.
+    if req.sa.sm_key != 0 || (attr == ATTR_PORTINFO_RECORD && who.pkey != MGMT_PKEY) {
+        return None;
+    }
     let name = match attr {
         ATTR_NODE_RECORD => "NodeRecord",
         ATTR_PORTINFO_RECORD => "PortInfoRecord",
+        ATTR_MCMEMBER_RECORD => "McMemberRecord",
         ATTR_PATH_RECORD => "PathRecord",
         _ => "attribute",
     };
@@ -93,6 +136,7 @@ pub fn answer(mad: &[u8], view: &FabricView) -> Option<Answer> {
     let found = match attr {
         ATTR_NODE_RECORD => node_records(&req, view),
         ATTR_PORTINFO_RECORD => port_info_records(&req, view),
+        ATTR_MCMEMBER_RECORD if method == METHOD_GET_TABLE => mc_member_records(&req, view),
         ATTR_PATH_RECORD => path_records(&req, view),
         _ => {
             let s = format!("{name} {attr:#06x} {mname}: unsupported attribute");
@@ -175,32 +219,93 @@ fn reply(
     Answer { mad, summary }
 }
 
-/// The components of `mask` outside `known` make the request invalid: the SA does not
-/// silently ignore a field the requester meant to match on.
-fn check_mask(mask: u64, known: u64) -> Result<(), Status> {
-    if mask & !known != 0 {
-        Err(SA_STATUS_REQ_INVALID)
-    } else {
-        Ok(())
+/// A field of a record's field table (opa-fm's `FieldMask_t` of `sa_m.h`): its offset and
+/// length in bits. Component mask bit i names field i.
+type Field = (u16, u16);
+
+/// `StlNodeRecordFieldMask`: RID.LID, reserved, BaseVersion, ClassVersion, NodeType,
+/// NumPorts, reserved, SystemImageGUID, NodeGUID, PortGUID, PartitionCap, DeviceID,
+/// Revision, LocalPortNum, VendorID, NodeDesc. (opa-fm's table puts NodeGUID at bit 196, a
+/// nibble late; this SA matches it where it is.)
+const NODE_FIELDS: [Field; 16] = [
+    (0, 32),
+    (32, 32),
+    (64, 8),
+    (72, 8),
+    (80, 8),
+    (88, 8),
+    (96, 32),
+    (128, 64),
+    (192, 64),
+    (256, 64),
+    (320, 16),
+    (336, 16),
+    (352, 32),
+    (384, 8),
+    (392, 24),
+    (416, 512),
+];
+
+/// `StlMcMemberRecordFieldMask`: MGID, PortGID, Q_Key, reserved, MtuSelector, Mtu, TClass,
+/// P_Key, RateSelector, Rate, PktLifeTimeSelector, PktLifeTime, SL, reserved, HopLimit,
+/// Scope, reserved, JoinState, ProxyJoin, MLID.
+const MCMEMBER_FIELDS: [Field; 20] = [
+    (0, 128),
+    (128, 128),
+    (256, 32),
+    (288, 16),
+    (304, 2),
+    (306, 6),
+    (312, 8),
+    (320, 16),
+    (336, 2),
+    (338, 6),
+    (344, 2),
+    (346, 6),
+    (352, 5),
+    (357, 19),
+    (376, 8),
+    (384, 4),
+    (388, 1),
+    (389, 3),
+    (392, 1),
+    (416, 32),
+];
+
+/// The number of fields of `StlPortInfoRecordFieldMask`: EndPortLID, PortNum, Options,
+/// CapabilityMask ("no other fields are searchable").
+const PORTINFO_FIELDS: u32 = 4;
+
+/// The byte mask of the fields `mask` names (`sa_create_template_mask()`): bits past the
+/// table are ignored.
+fn byte_mask(fields: &[Field], mask: u64, size: usize) -> Vec<u8> {
+    let mut m = vec![0u8; size];
+    for (i, &(off, len)) in fields.iter().enumerate() {
+        if mask & 1u64.checked_shl(i as u32).unwrap_or(0) == 0 {
+            continue;
+        }
+        for bit in off..off.saturating_add(len) {
+            if let Some(b) = m.get_mut(usize::from(bit / 8)) {
+                *b |= 0x80 >> (bit % 8);
+            }
+        }
     }
+    m
 }
 
-/// A query's component mask, checked by [`check_mask`] against `known`, and its template:
-/// the record it carries, read by `decode`, or `empty` when the mask names no component
-/// (a query for every record may leave the template out).
-fn template<R, E>(
-    req: &SaMad<'_>,
-    known: u64,
-    empty: R,
-    decode: impl Fn(&[u8]) -> Result<R, E>,
-) -> Result<(u64, R), Status> {
-    let m = req.sa.comp_mask;
-    check_mask(m, known)?;
-    if m == 0 {
-        return Ok((m, empty));
-    }
-    let t = decode(req.data).map_err(|_| SA_STATUS_REQ_INVALID)?;
-    Ok((m, t))
+/// Whether `record` matches `template` under the byte mask `m` (`sa_template_test()`).
+fn matches(record: &[u8], template: &[u8], m: &[u8]) -> bool {
+    record
+        .iter()
+        .zip(template)
+        .zip(m)
+        .all(|((r, t), k)| (r ^ t) & k == 0)
+}
+
+/// The template of a query: the record it carries, which opa-fm's SA wants whole even when
+/// the mask names no component (REQ_INVALID when the data is shorter than `size`).
+fn template<'a>(req: &SaMad<'a>, size: usize) -> Result<&'a [u8], Status> {
+    req.data.get(..size).ok_or(SA_STATUS_REQ_INVALID)
 }
 
 fn node_record(p: &PortView) -> NodeRecord {
@@ -222,50 +327,30 @@ fn node_record(p: &PortView) -> NodeRecord {
 type Found = Result<(usize, Vec<Vec<u8>>), Status>;
 
 fn node_records(req: &SaMad<'_>, view: &FabricView) -> Found {
-    let known = NodeRecord::COMP_LID
-        | NodeRecord::COMP_NODETYPE
-        | NodeRecord::COMP_SYSIMAGEGUID
-        | NodeRecord::COMP_NODEGUID
-        | NodeRecord::COMP_PORTGUID
-        | NodeRecord::COMP_LOCALPORTNUM
-        | NodeRecord::COMP_NODEDESC;
-    let (m, t) = template(req, known, NodeRecord::ZERO, NodeRecord::decode)?;
-    let on = |bit: u64| m & bit != 0;
+    let t = template(req, NodeRecord::SIZE)?;
+    let m = byte_mask(&NODE_FIELDS, req.sa.comp_mask, NodeRecord::SIZE);
     let mut out = Vec::new();
-    for p in view.ports.iter().filter(|p| p.is_up()) {
-        let r = node_record(p);
-        if (on(NodeRecord::COMP_LID) && r.lid != t.lid)
-            || (on(NodeRecord::COMP_NODETYPE) && r.node_type != t.node_type)
-            || (on(NodeRecord::COMP_SYSIMAGEGUID) && r.sys_image_guid != t.sys_image_guid)
-            || (on(NodeRecord::COMP_NODEGUID) && r.node_guid != t.node_guid)
-            || (on(NodeRecord::COMP_PORTGUID) && r.port_guid != t.port_guid)
-            || (on(NodeRecord::COMP_LOCALPORTNUM) && r.local_port_num != t.local_port_num)
-            || (on(NodeRecord::COMP_NODEDESC) && r.node_desc != t.node_desc)
-        {
-            continue;
+    // sa_NodeRecord_GetTable(): a record for every port the SM has brought past Down.
+    for p in view.ports.iter().filter(|p| p.is_known()) {
+        let r = node_record(p).to_vec();
+        if matches(&r, t, &m) {
+            out.push(r);
         }
-        out.push(r.to_vec());
     }
     Ok((NodeRecord::SIZE, out))
 }
 
 fn port_info_records(req: &SaMad<'_>, view: &FabricView) -> Found {
-    let known = PortInfoRecord::COMP_ENDPORTLID
-        | PortInfoRecord::COMP_PORTNUM
-        | PortInfoRecord::COMP_OPTIONS
-        | PortInfoRecord::COMP_CAPABILITYMASK;
-    let (m, t) = template(
-        req,
-        known,
-        PortInfoRecord::default(),
-        PortInfoRecord::decode,
-    )?;
+    let t = template(req, PortInfoRecord::SIZE)?;
+    let t = PortInfoRecord::decode(t).map_err(|_| SA_STATUS_REQ_INVALID)?;
+    // Bits past the table's fields are ignored.
+    let m = req.sa.comp_mask & ((1 << PORTINFO_FIELDS) - 1);
     let on = |bit: u64| m & bit != 0;
     // IBA 15.2.5.3: with bit 31 of the modifier, CapabilityMask matches on the template's
     // bits only; without it, exactly.
     let cap_any = req.hdr.attr_mod & (1 << 31) != 0;
     let mut out = Vec::new();
-    for p in view.ports.iter().filter(|p| p.is_up()) {
+    for p in view.ports.iter().filter(|p| p.is_known()) {
         let r = PortInfoRecord {
             lid: p.lid,
             port_num: p.port_num,
@@ -291,6 +376,48 @@ fn port_info_records(req: &SaMad<'_>, view: &FabricView) -> Found {
         }
     }
     Ok((PortInfoRecord::SIZE, out))
+}
+
+/// McMemberRecord GetTable (`sa_McMemberRecord_GetTable()`) from a requester without the
+/// SM_Key: one record per group that matches, its PortGID and JoinState cleared; the MTU, Rate
+/// and PacketLifeTime components are left out of the match (`STL_MC_REMOVE_MTU_RATE_LIFE_MASK`).
+fn mc_member_records(req: &SaMad<'_>, view: &FabricView) -> Found {
+    let t = template(req, McMemberRecord::SIZE)?;
+    let mask = req.sa.comp_mask & !MC_REMOVE_MTU_RATE_LIFE;
+    let m = byte_mask(&MCMEMBER_FIELDS, mask, McMemberRecord::SIZE);
+    let mut out = Vec::new();
+    for g in &view.groups {
+        let r = McMemberRecord {
+            mgid: g.mgid,
+            qkey: g.qkey,
+            mtu: g.mtu,
+            pkey: g.pkey,
+            rate: g.rate,
+            sl: g.sl,
+            // Link-local scope (IB_LINK_LOCAL_SCOPE), no join state shown.
+            scope_join: 0x20,
+            mlid: g.mlid,
+            ..McMemberRecord::default()
+        };
+        let mut b = vec![0u8; McMemberRecord::SIZE];
+        if r.encode(&mut b).is_ok() && matches(&b, t, &m) {
+            out.push(b);
+        }
+    }
+    Ok((McMemberRecord::SIZE, out))
+}
+
+/// The MTU, Rate and PacketLifeTime components (and their selectors) of a McMemberRecord,
+/// which opa-fm's SA does not match on in a GetTable (`STL_MC_REMOVE_MTU_RATE_LIFE_MASK`).
+const MC_REMOVE_MTU_RATE_LIFE: u64 = 0x0000_0000_0000_0f30;
+
+/// The components of `mask` outside `known` make a PathRecord request invalid.
+fn check_mask(mask: u64, known: u64) -> Result<(), Status> {
+    if mask & !known != 0 {
+        Err(SA_STATUS_REQ_INVALID)
+    } else {
+        Ok(())
+    }
 }
 
 fn path_records(req: &SaMad<'_>, view: &FabricView) -> Found {

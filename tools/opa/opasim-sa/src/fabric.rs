@@ -71,6 +71,53 @@ impl PortView {
     pub fn is_up(&self) -> bool {
         self.state == 4 && self.lid != 0
     }
+
+    /// Whether the SA has NodeRecords and PortInfoRecords of the port: opa-fm's have every
+    /// port past Down (Init, Armed, Active) that has a LID (`sa_NodeRecord_GetTable()`,
+    /// `sa_PortInfoRecord_GetTable()`).
+    pub fn is_known(&self) -> bool {
+        self.state >= 2 && self.lid != 0
+    }
+}
+
+/// A multicast group the SA knows: opa-fm's SM creates them from opafm.xml's
+/// `<MulticastGroup>` sections (and at the joins of members, which this SA does not take).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McGroup {
+    /// The group's MGID.
+    pub mgid: [u8; 16],
+    /// Its 32-bit MLID (`0xf0000000` and up).
+    pub mlid: u32,
+    /// Its P_Key.
+    pub pkey: u16,
+    /// Its Q_Key.
+    pub qkey: u32,
+    /// Its MTU (IB encoding: 4 is 2048).
+    pub mtu: u8,
+    /// Its rate (IB encoding: 15 is 25 Gb/s).
+    pub rate: u8,
+    /// Its SL.
+    pub sl: u8,
+}
+
+impl McGroup {
+    /// The IPv4 broadcast group of the Default vFabric (P_Key 0x8001):
+    /// `0xff12401b80010000:0x00000000ffffffff`, which opa-fm's default opafm.xml pre-creates
+    /// (`<MulticastGroup><Create>1</Create><PKey>0x0001</PKey>`, no MGID given: the implicit
+    /// IPoIB groups of `fm_xml.c`, the broadcast one first), at MTU 2048, rate 25g, Q_Key 0.
+    /// Its MLID here is 0xf0000001: 0xf00001 in a 16B header, the unknown multicast DLID the
+    /// EM's examples use.
+    pub const DEFAULT_BROADCAST: McGroup = McGroup {
+        mgid: [
+            0xff, 0x12, 0x40, 0x1b, 0x80, 0x01, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+        ],
+        mlid: 0xf000_0001,
+        pkey: 0x8001,
+        qkey: 0,
+        mtu: 4,
+        rate: 15,
+        sl: 0,
+    };
 }
 
 /// The fabric at one moment.
@@ -80,6 +127,8 @@ pub struct FabricView {
     pub ports: Vec<PortView>,
     /// The SM's LID, which every port reports.
     pub sm_lid: u32,
+    /// The multicast groups.
+    pub groups: Vec<McGroup>,
 }
 
 impl FabricView {
@@ -99,12 +148,39 @@ impl FabricView {
 #[derive(Debug, Clone)]
 pub struct Source {
     root: PathBuf,
+    groups: Vec<McGroup>,
 }
 
 impl Source {
-    /// A source under `root`.
+    /// A source under `root`, with the multicast group opa-fm's default configuration
+    /// creates ([`McGroup::DEFAULT_BROADCAST`]).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Source { root: root.into() }
+        Source {
+            root: root.into(),
+            groups: vec![McGroup::DEFAULT_BROADCAST],
+        }
+    }
+
+    /// The source with these multicast groups instead.
+    pub fn with_groups(mut self, groups: Vec<McGroup>) -> Self {
+        self.groups = groups;
+        self
+    }
+
+    /// The P_Key at `index` of the table of port `port` of `ibdev` (sysfs `pkeys/N`).
+    pub fn pkey(&self, ibdev: &str, port: u8, index: u16) -> Option<u16> {
+        let p = self
+            .root
+            .join("sys/class/infiniband")
+            .join(ibdev)
+            .join("ports")
+            .join(port.to_string())
+            .join("pkeys")
+            .join(index.to_string());
+        self.read(&p)
+            .ok()
+            .and_then(|s| parse_sysfs_num(&s))
+            .and_then(|v| u16::try_from(v).ok())
     }
 
     fn debugfs(&self) -> PathBuf {
@@ -134,7 +210,10 @@ impl Source {
 
     /// Reads the whole fabric now. A device that goes away while it is read is left out.
     pub fn snapshot(&self) -> io::Result<FabricView> {
-        let mut view = FabricView::default();
+        let mut view = FabricView {
+            groups: self.groups.clone(),
+            ..FabricView::default()
+        };
         for dev in self.devices()? {
             let d = self.root.join("sys/class/infiniband").join(&dev);
             let Ok(node_guid) = self.read(&d.join("node_guid")) else {

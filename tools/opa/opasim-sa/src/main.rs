@@ -25,7 +25,8 @@ use opa_umad::{list_ports, select_port, Device, PortSelect, Registration, SendHd
 use opa_wire::sa::{
     METHOD_GET, METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, RMPP_VERSION, SA_CLASS, SA_CLASS_VERSION,
 };
-use opasim_sa::{answer::answer, fabric::Source};
+use opasim_sa::answer::{answer_from, Requester};
+use opasim_sa::fabric::Source;
 
 /// The subnet administrator of opasim's fabric.
 #[derive(Parser, Debug)]
@@ -106,7 +107,7 @@ fn run(args: &Args) -> Result<(), String> {
     );
     let _ = std::io::stdout().flush();
 
-    let result = serve(&mut dev, agent, &source, &stop);
+    let result = serve(&mut dev, agent, &source, (&port.ibdev, port.port), &stop);
     let _ = source.claim_sm(None);
     println!("opasim-sa: stopped");
     result
@@ -116,6 +117,7 @@ fn serve(
     dev: &mut Device,
     agent: opa_umad::AgentId,
     source: &Source,
+    (ibdev, port): (&str, u8),
     stop: &AtomicBool,
 ) -> Result<(), String> {
     while !stop.load(Ordering::Relaxed) {
@@ -135,7 +137,24 @@ fn serve(
         }
         // The fabric as it is now: a LID changed since the last query is answered.
         let view = source.snapshot().map_err(|e| e.to_string())?;
-        let Some(a) = answer(&r.mad, &view) else {
+        // The P_Key the request came with: the SA port's at the index the MAD layer gives.
+        let Some(pkey) = source.pkey(ibdev, port, r.pkey_index) else {
+            println!(
+                "opasim-sa: LID {:#x}: no P_Key at index {}: dropped",
+                r.lid, r.pkey_index
+            );
+            continue;
+        };
+        let Some(a) = answer_from(&r.mad, &Requester { pkey }, &view) else {
+            println!(
+                "opasim-sa: LID {:#x}: attribute {:#06x} on P_Key {pkey:#06x}: dropped",
+                r.lid,
+                u16::from_be_bytes([
+                    r.mad.get(16).copied().unwrap_or(0),
+                    r.mad.get(17).copied().unwrap_or(0)
+                ])
+            );
+            let _ = std::io::stdout().flush();
             continue;
         };
         let table = a.mad.get(3) == Some(&METHOD_GET_TABLE_RESP);

@@ -61,13 +61,15 @@ pub(crate) struct Global {
     /// Retries of a request that got no response
     #[arg(long, global = true, default_value_t = 3, value_name = "N")]
     pub(crate) retries: u32,
-    /// P_Key index to send MADs with; default: the index of 0xffff (else
-    /// 0x7fff) in the EM port's P_Key table
+    /// P_Key index to send VEMA MADs with; default: the index of 0xffff
+    /// (else 0x7fff) in the EM port's P_Key table (SA MADs always go on it)
     #[arg(long, global = true, value_name = "I")]
     pub(crate) pkey_index: Option<u16>,
-    /// Service level to send MADs with
-    #[arg(long, global = true, default_value_t = 0, value_name = "SL")]
-    pub(crate) sl: u8,
+    /// Service level to send VEMA MADs with; default: the EM port's SM SL
+    /// (sysfs sm_sl), as opa-ff's tools send management MADs (SA MADs
+    /// always go on it)
+    #[arg(long, global = true, value_name = "SL")]
+    pub(crate) sl: Option<u8>,
     /// Size of the request MADs
     #[arg(long, global = true, value_enum, default_value_t = MadSizeArg::Full, value_name = "SIZE")]
     pub(crate) mad_size: MadSizeArg,
@@ -124,11 +126,12 @@ pub(crate) enum Command {
         #[command(flatten)]
         window: WindowArgs,
     },
-    /// List the fabric's node ports a VNIC driver serves, from the subnet
-    /// administrator: port GUID, LID, node description
+    /// List the fabric's Active HFI ports a VNIC driver serves, from the
+    /// subnet administrator: port GUID, LID, node description (switches
+    /// and ports not yet Active left out)
     #[command(after_help = EXIT_CODES)]
     Discover {
-        /// Every port, not only those a VNIC driver serves
+        /// Every Active HFI port, not only those a VNIC driver serves
         #[arg(long)]
         all: bool,
         /// Print JSON, one object a port

@@ -93,6 +93,12 @@ pub trait Fabric {
     /// A name for the EM's port, for messages ("hfi1_0 port 1").
     fn describe(&self) -> String;
 
+    /// Whether the EM's port is a limited member of the management partition: its P_Key
+    /// table has no 0xffff (read at each call: the SM may change the table).
+    fn limited_member(&self) -> bool {
+        false
+    }
+
     /// Sends the Subnet Administration request `mad` to the subnet manager (the SMLID of the
     /// EM's port, read at each call: the SM may move) and waits up to `timeout` for the
     /// answer with its TID, a GetTableResp reassembled from its RMPP segments. `Ok(None)`:

@@ -49,7 +49,7 @@ fn resolved(
     tell: bool,
     io: &mut Io<'_>,
 ) -> error::Result<Config> {
-    if cfg.names.is_empty() {
+    if !names::needs_sa(&cfg) {
         return Ok(cfg);
     }
     let pol = *client.policy();
@@ -88,7 +88,7 @@ fn open(g: &Global, traps: bool) -> error::Result<Client<Umad>> {
         }),
         retries: g.retries,
         pkey_index: g.pkey_index.unwrap_or(umad.port().mgmt_pkey_index),
-        sl: g.sl,
+        sl: g.sl.unwrap_or_else(|| umad.sm_sl()),
         mad_size: g.mad_size.into(),
         ..Policy::default()
     };

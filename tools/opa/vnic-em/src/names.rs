@@ -5,18 +5,24 @@
 //! show, counters, traps, and every poll of watch, since the SM may reassign a LID at any
 //! time (a restart, a re-cabled node) and nothing tells the EM.
 //!
-//! One NodeRecord table from the SA per resolution; every name is matched in it, so a name
-//! no port has, or a description two ports share, is an error at the config line that uses
-//! it, and nothing is sent to any node port. Resolved, the config reads as if written with
-//! LIDs: the vport's `lid`, its `encap_slid` unless given, the MAC table entries and the
-//! unknown unicast DLIDs that point to the node.
+//! One NodeRecord table and one PortInfoRecord table from the SA per resolution; every name is
+//! matched among the HFI ports that are Active, so a name no such port has, or a description
+//! two ports share, is an error at the config line that uses it, and nothing is sent to any
+//! node port. Resolved, the config reads as if written with LIDs: the vport's `lid`, its
+//! `encap_slid` unless given, the MAC table entries and the unknown unicast DLIDs that point
+//! to the node.
+//!
+//! A vesw without `unknown_mcast_dlid` takes its broadcast and unknown multicast DLID from a
+//! multicast group of the SA (`unknown_mcast_mgid`, or [`crate::sa::DEFAULT_MCAST_MGID`]): a
+//! real SM programs the switches' multicast tables only for the MLIDs of its groups. A
+//! number in the config wins, for fabrics without an SM.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::config::{Config, ConfigErrors, Diag, NodeName};
 use crate::fabric::Fabric;
-use crate::sa::{NodeRef, SaClient, SaNode};
+use crate::sa::{mgid_text, NodeRef, SaClient, SaNode};
 
 /// A config with every name resolved, and what each name was found to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +38,7 @@ fn find<'n>(name: &NodeRef, nodes: &'n [SaNode]) -> Result<&'n SaNode, String> {
     let hits: Vec<&SaNode> = nodes
         .iter()
         .filter(|n| match name {
-            NodeRef::Lid(l) => n.lid == *l,
+            NodeRef::Lid(l) => n.lid == u32::from(*l),
             NodeRef::Guid(g) => n.port_guid == *g,
             NodeRef::Desc(d) => n.desc == *d,
         })
@@ -85,21 +91,38 @@ pub fn resolve_in(cfg: &Config, nodes: &[SaNode], path: &str) -> Result<Resolved
     let mut out = cfg.clone();
     for p in &mut out.vports {
         if let Some(lid) = lid_of(p.node) {
-            p.lid = lid;
+            // The EM reaches a node port's VEMA agent by a 16-bit LID (the umad header
+            // carries no more without a GRH); the vesw's LIDs below are 24-bit.
+            match u16::try_from(lid) {
+                Ok(l) => p.lid = l,
+                Err(_) => {
+                    if let Some(n) = p.node.and_then(|k| cfg.names.get(k)) {
+                        diags.push(diag(
+                            n,
+                            format!(
+                                "{} is LID {lid:#x}, above 16 bits: the EM cannot address its \
+                                 VEMA agent (umad without a GRH)",
+                                n.name
+                            ),
+                        ));
+                    }
+                    continue;
+                }
+            }
             if !p.encap_slid_set {
-                p.encap_slid = u32::from(lid);
+                p.encap_slid = lid;
             }
         }
     }
     for v in &mut out.vesws {
         for e in &mut v.mac_table {
             if let Some(lid) = lid_of(e.node) {
-                e.dlid = u32::from(lid);
+                e.dlid = lid;
             }
         }
         for (d, &i) in v.unknown_ucast_dlids.iter_mut().zip(&v.unknown_ucast_nodes) {
             if let Some(lid) = lid_of(Some(i)) {
-                *d = u32::from(lid);
+                *d = lid;
             }
         }
     }
@@ -160,8 +183,15 @@ pub enum NamesError {
     Config(ConfigErrors),
 }
 
-/// Resolves the names of `cfg` (read from `path`) through the SA of `fabric`; a config
-/// without names is returned as it is, and the SA is not asked.
+/// Whether `cfg` must be resolved through the SA: it names node ports, or a vesw takes its
+/// multicast DLID from a group.
+pub fn needs_sa(cfg: &Config) -> bool {
+    !cfg.names.is_empty() || cfg.vesws.iter().any(|v| v.unknown_mcast_mgid.is_some())
+}
+
+/// Resolves the names of `cfg` (read from `path`) and the multicast groups of its vesws
+/// through the SA of `fabric`; a config without either is returned as it is, and the SA is
+/// not asked.
 pub fn resolve<F: Fabric>(
     fabric: &mut F,
     cfg: &Config,
@@ -169,20 +199,61 @@ pub fn resolve<F: Fabric>(
     timeout: Duration,
     retries: u32,
 ) -> Result<Resolved, NamesError> {
-    if cfg.names.is_empty() {
+    if !needs_sa(cfg) {
         return Ok(Resolved {
             cfg: cfg.clone(),
             nodes: Vec::new(),
         });
     }
-    let table = SaClient::new(fabric, timeout, retries)
-        .node_table()
-        .map_err(|e| {
+    let mut sa = SaClient::new(fabric, timeout, retries);
+    let mut r = if cfg.names.is_empty() {
+        Resolved {
+            cfg: cfg.clone(),
+            nodes: Vec::new(),
+        }
+    } else {
+        let nodes = sa.discover().map_err(|e| {
             NamesError::Sa(format!(
                 "{path}: cannot resolve {} node name(s): {e}",
                 cfg.names.len()
             ))
         })?;
-    let nodes: Vec<SaNode> = table.iter().map(SaNode::from_record).collect();
-    resolve_in(cfg, &nodes, path).map_err(NamesError::Config)
+        resolve_in(cfg, &nodes, path).map_err(NamesError::Config)?
+    };
+    let mut known: Vec<([u8; 16], u32)> = Vec::new();
+    for v in &mut r.cfg.vesws {
+        let Some(mgid) = v.unknown_mcast_mgid else {
+            continue;
+        };
+        let dlid = match known.iter().find(|(g, _)| *g == mgid) {
+            Some(&(_, d)) => d,
+            None => {
+                let d = sa
+                    .mcast_dlid(&mgid)
+                    .map_err(|e| {
+                        NamesError::Sa(format!(
+                            "{path}: vesw {} ({}): cannot find multicast group {}: {e}",
+                            v.id,
+                            v.name,
+                            mgid_text(&mgid)
+                        ))
+                    })?
+                    .ok_or_else(|| {
+                        NamesError::Sa(format!(
+                            "{path}: vesw {} ({}): the fabric has no multicast group {} (no \
+                             McMemberRecord of it in the SA): create it in opafm.xml \
+                             (<MulticastGroup> with <Create>1</Create> and this <MGID>), name \
+                             another with unknown_mcast_mgid, or give unknown_mcast_dlid",
+                            v.id,
+                            v.name,
+                            mgid_text(&mgid)
+                        ))
+                    })?;
+                known.push((mgid, d));
+                d
+            }
+        };
+        v.unknown_mcast_dlid = dlid;
+    }
+    Ok(r)
 }

@@ -8,13 +8,25 @@
 //! `partitions.conf`; the LID is the SM's and may change. At every apply the EM asks the SA
 //! (NodeRecord Get by PortGUID or GetTable by NodeDesc), and `discover` reads the whole table
 //! of NodeRecords and PortInfoRecords (CapabilityMask3 tells which ports carry VNIC).
+//!
+//! The requests are made as opa-ff's opamgt makes them (`omgt_sa_*` of `opamgt/src/`), since
+//! opa-fm's SA refuses others: every request carries the whole record as its template, even
+//! when the mask names no component (opa-fm answers REQ_INVALID to data shorter than the
+//! record); it goes on the P_Key 0xffff (opa-fm drops PortInfoRecord requests on any other)
+//! and the port's SM SL (the transport's); an answer BUSY (the SM is activating the fabric,
+//! or does not know the EM's port yet) is asked again after a pause that doubles, a bounded
+//! number of times. Only HFI ports that are Active count: opa-fm's tables also hold switches
+//! (NodeType 2, and every port of a switch) and ports in Init or Armed. LIDs are read whole
+//! (32 bits).
 
 use std::fmt;
 use std::time::Duration;
 
+use opa_wire::sa::records::{mlid_to_16b, NODE_TYPE_CA};
 use opa_wire::sa::{
-    self, NodeRecord, PortInfoRecord, SaHdr, SaMad, ATTR_NODE_RECORD, ATTR_PORTINFO_RECORD,
-    METHOD_GET, METHOD_GET_RESP, METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, SA_STATUS_NO_RECORDS,
+    self, McMemberRecord, NodeRecord, PortInfoRecord, SaHdr, SaMad, ATTR_MCMEMBER_RECORD,
+    ATTR_NODE_RECORD, ATTR_PORTINFO_RECORD, MAD_STATUS_BUSY, METHOD_GET, METHOD_GET_RESP,
+    METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, SA_STATUS_NO_RECORDS,
 };
 
 use crate::fabric::{Fabric, FabricError};
@@ -58,11 +70,14 @@ impl fmt::Display for NodeRef {
     }
 }
 
+/// PortState Active.
+const PORT_ACTIVE: u8 = 4;
+
 /// A node port as the SA describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SaNode {
-    /// Its LID now.
-    pub lid: u16,
+    /// Its LID now (32 bits: OPA's extended LIDs are read whole).
+    pub lid: u32,
     /// The port's GUID.
     pub port_guid: u64,
     /// The node's GUID.
@@ -79,7 +94,7 @@ impl SaNode {
     /// The node port a NodeRecord describes (not yet known to carry VNIC).
     pub fn from_record(r: &NodeRecord) -> SaNode {
         SaNode {
-            lid: u16::try_from(r.lid).unwrap_or(0),
+            lid: r.lid,
             port_guid: r.port_guid,
             node_guid: r.node_guid,
             port_num: r.local_port_num,
@@ -108,6 +123,19 @@ pub enum SaError {
     Bad(String),
     /// The transport failed (no SM LID, no umad device, ...).
     Transport(FabricError),
+    /// Every answer was BUSY, up to the last attempt.
+    Busy {
+        /// The query.
+        what: &'static str,
+        /// BUSY answers received.
+        answers: u32,
+        /// Time spent waiting between them.
+        waited: Duration,
+    },
+    /// The EM's port is a limited member of the management partition (its P_Key table has
+    /// no 0xffff): opa-fm's SA drops its PortInfoRecord queries, and the switches its VEMA
+    /// MADs to ports that are not full members.
+    LimitedMember(String),
 }
 
 impl fmt::Display for SaError {
@@ -122,6 +150,24 @@ impl fmt::Display for SaError {
             }
             SaError::Bad(m) => write!(f, "bad answer from the subnet administrator: {m}"),
             SaError::Transport(e) => write!(f, "{e}"),
+            SaError::Busy {
+                what,
+                answers,
+                waited,
+            } => write!(
+                f,
+                "the subnet administrator answered {what} BUSY {answers} times over {:.1} s: the \
+                 SM is still bringing the fabric up (or does not know this port yet); try again \
+                 once its sweep has ended",
+                waited.as_secs_f64()
+            ),
+            SaError::LimitedMember(port) => write!(
+                f,
+                "{port} is a limited member of the management partition (its P_Key table has \
+                 0x7fff, not 0xffff): the SA does not answer its PortInfoRecord queries and the \
+                 switches drop its VEMA MADs; add this port to the Admin vFabric (opafm.xml: \
+                 the Admin vFabric's <Member>, e.g. a device group of the EM's node)"
+            ),
         }
     }
 }
@@ -166,12 +212,61 @@ impl fmt::Display for ResolveError {
     }
 }
 
+/// How many BUSY answers the client takes before it gives up.
+pub const BUSY_RETRIES: u32 = 8;
+/// The pause after the first BUSY answer; it doubles after each, up to [`BUSY_PAUSE_MAX`].
+pub const BUSY_PAUSE: Duration = Duration::from_millis(100);
+/// The longest pause between two BUSY answers.
+pub const BUSY_PAUSE_MAX: Duration = Duration::from_secs(2);
+
+/// The MGID of the multicast group whose MLID a vesw's broadcast and unknown multicast go to,
+/// when the config names none: the IPv4 broadcast group of the Default vFabric (P_Key 0x8001),
+/// `0xff12401b80010000:0x00000000ffffffff`, which opa-fm's default opafm.xml pre-creates
+/// (`<MulticastGroup><Create>1</Create><PKey>0x0001</PKey>` without MGIDs: the implicit IPoIB
+/// groups of its `fm_xml.c`, broadcast first).
+pub const DEFAULT_MCAST_MGID: [u8; 16] = [
+    0xff, 0x12, 0x40, 0x1b, 0x80, 0x01, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+];
+
+/// An MGID as opafm.xml writes it: two 64-bit hexadecimal numbers and a colon.
+pub fn mgid_text(g: &[u8; 16]) -> String {
+    let mut hi = [0u8; 8];
+    let mut lo = [0u8; 8];
+    hi.copy_from_slice(&g[..8]);
+    lo.copy_from_slice(&g[8..]);
+    format!(
+        "{:#018x}:{:#018x}",
+        u64::from_be_bytes(hi),
+        u64::from_be_bytes(lo)
+    )
+}
+
+/// Reads an MGID written as opafm.xml writes it (`0xff12401b80010000:0x00000000ffffffff`).
+pub fn parse_mgid(s: &str) -> Option<[u8; 16]> {
+    let (a, b) = s.split_once(':')?;
+    let num = |x: &str| {
+        let h = x
+            .trim()
+            .strip_prefix("0x")
+            .or_else(|| x.trim().strip_prefix("0X"))?;
+        (!h.is_empty() && h.len() <= 16)
+            .then(|| u64::from_str_radix(h, 16).ok())
+            .flatten()
+    };
+    let mut g = [0u8; 16];
+    g[..8].copy_from_slice(&num(a)?.to_be_bytes());
+    g[8..].copy_from_slice(&num(b)?.to_be_bytes());
+    Some(g)
+}
+
 /// An SA client over the EM's transport.
 pub struct SaClient<'a, F: Fabric> {
     fabric: &'a mut F,
     timeout: Duration,
     retries: u32,
     tid: u32,
+    busy_retries: u32,
+    busy_pause: Duration,
 }
 
 impl<'a, F: Fabric> SaClient<'a, F> {
@@ -183,7 +278,16 @@ impl<'a, F: Fabric> SaClient<'a, F> {
             timeout,
             retries,
             tid,
+            busy_retries: BUSY_RETRIES,
+            busy_pause: BUSY_PAUSE,
         }
+    }
+
+    /// The client taking `retries` BUSY answers, pausing `pause` after the first (tests).
+    pub fn with_busy(mut self, retries: u32, pause: Duration) -> Self {
+        self.busy_retries = retries;
+        self.busy_pause = pause;
+        self
     }
 
     /// One query with retries: the answer's status and records (one for a GetResp).
@@ -196,7 +300,11 @@ impl<'a, F: Fabric> SaClient<'a, F> {
         template: &[u8],
     ) -> Result<(u16, Vec<Vec<u8>>), SaError> {
         let attempts = self.retries.saturating_add(1);
-        for _ in 0..attempts {
+        let mut silent = 0u32;
+        let mut busy = 0u32;
+        let mut pause = self.busy_pause;
+        let mut waited = Duration::ZERO;
+        while silent < attempts {
             self.tid = self.tid.wrapping_add(1);
             let mut mad = vec![0u8; sa::SA_DATA_OFFSET + template.len()];
             let sa_hdr = SaHdr {
@@ -216,9 +324,26 @@ impl<'a, F: Fabric> SaClient<'a, F> {
             .map_err(|e| SaError::Bad(format!("{e:?}")))?;
             mad.truncate(n);
             let Some(rsp) = self.fabric.sa_request(&mad, self.timeout)? else {
+                silent = silent.saturating_add(1);
                 continue;
             };
             let m = SaMad::decode(&rsp).map_err(|e| SaError::Bad(format!("{e:?}")))?;
+            if m.hdr.status == MAD_STATUS_BUSY {
+                busy = busy.saturating_add(1);
+                if busy > self.busy_retries {
+                    return Err(SaError::Busy {
+                        what,
+                        answers: busy,
+                        waited,
+                    });
+                }
+                std::thread::sleep(pause);
+                waited = waited.saturating_add(pause);
+                pause = pause
+                    .saturating_mul(2)
+                    .min(BUSY_PAUSE_MAX.max(self.busy_pause));
+                continue;
+            }
             let want = if method == METHOD_GET {
                 METHOD_GET_RESP
             } else {
@@ -244,14 +369,19 @@ impl<'a, F: Fabric> SaClient<'a, F> {
         Err(SaError::Timeout { attempts })
     }
 
-    /// Every node port the SA knows.
+    /// Every NodeRecord the SA has (switches and ports not yet Active included).
     pub fn node_table(&mut self) -> Result<Vec<NodeRecord>, SaError> {
+        // The whole record as template, as opamgt sends it: opa-fm refuses less.
+        let mut t = vec![0u8; NodeRecord::SIZE];
+        NodeRecord::ZERO
+            .encode(&mut t)
+            .map_err(|e| SaError::Bad(format!("{e:?}")))?;
         let (status, recs) = self.query(
             "NodeRecord GetTable",
             METHOD_GET_TABLE,
             ATTR_NODE_RECORD,
             0,
-            &[],
+            &t,
         )?;
         if status != 0 {
             return Err(SaError::Status {
@@ -264,14 +394,20 @@ impl<'a, F: Fabric> SaClient<'a, F> {
             .collect()
     }
 
-    /// Every port's PortInfoRecord.
+    /// Every port's PortInfoRecord. Only a full member of the management partition may ask
+    /// (opa-fm drops the request otherwise): from a limited member's port, the error says so
+    /// at once rather than after the timeouts.
     pub fn port_info_table(&mut self) -> Result<Vec<PortInfoRecord>, SaError> {
+        if self.fabric.limited_member() {
+            return Err(SaError::LimitedMember(self.fabric.describe()));
+        }
+        let t = vec![0u8; PortInfoRecord::SIZE];
         let (status, recs) = self.query(
             "PortInfoRecord GetTable",
             METHOD_GET_TABLE,
             ATTR_PORTINFO_RECORD,
             0,
-            &[],
+            &t,
         )?;
         if status != 0 {
             return Err(SaError::Status {
@@ -287,18 +423,55 @@ impl<'a, F: Fabric> SaClient<'a, F> {
             .collect()
     }
 
-    /// The fabric's node ports, each marked with whether a VNIC driver serves it.
+    /// The fabric's HFI ports that are Active, each marked with whether a VNIC driver serves
+    /// it: the NodeRecords of NodeType HFI whose PortInfoRecord (by LID and port number) says
+    /// Active. Switches (NodeType 2, their port 0 and every other port) are left out, and so
+    /// are ports in Init or Armed, whose LIDs may still change and which carry no traffic.
     pub fn discover(&mut self) -> Result<Vec<SaNode>, SaError> {
         let nodes = self.node_table()?;
         let ports = self.port_info_table()?;
-        Ok(nodes
+        Ok(active_hfi_ports(&nodes, &ports))
+    }
+
+    /// The 16B DLID of the multicast group `mgid` (the MLID of its McMemberRecord, a
+    /// McMemberRecord GetTable by MGID, the whole record as template); `None` when the SA has
+    /// no such group.
+    pub fn mcast_dlid(&mut self, mgid: &[u8; 16]) -> Result<Option<u32>, SaError> {
+        let t = McMemberRecord {
+            mgid: *mgid,
+            ..McMemberRecord::default()
+        };
+        let mut b = vec![0u8; McMemberRecord::SIZE];
+        t.encode(&mut b)
+            .map_err(|e| SaError::Bad(format!("{e:?}")))?;
+        let what = "McMemberRecord GetTable by MGID";
+        let (status, recs) = self.query(
+            what,
+            METHOD_GET_TABLE,
+            ATTR_MCMEMBER_RECORD,
+            McMemberRecord::COMP_MGID,
+            &b,
+        )?;
+        if status == SA_STATUS_NO_RECORDS {
+            return Ok(None);
+        }
+        if status != 0 {
+            return Err(SaError::Status { what, status });
+        }
+        let Some(r) = recs
             .iter()
-            .map(|r| {
-                let mut n = SaNode::from_record(r);
-                n.vnic = ports.iter().any(|p| p.lid == r.lid && p.is_eth_on_fabric());
-                n
-            })
-            .collect())
+            .filter_map(|r| McMemberRecord::decode(r).ok())
+            .find(|r| r.mgid == *mgid)
+        else {
+            return Ok(None);
+        };
+        mlid_to_16b(r.mlid).map(Some).ok_or_else(|| {
+            SaError::Bad(format!(
+                "group {} has MLID {:#x}, not a multicast LID",
+                mgid_text(mgid),
+                r.mlid
+            ))
+        })
     }
 
     /// The node port `r` names now.
@@ -339,11 +512,17 @@ impl<'a, F: Fabric> SaClient<'a, F> {
         if status != 0 {
             return Err(ResolveError::Sa(SaError::Status { what, status }));
         }
-        let nodes: Vec<SaNode> = recs
+        let nodes: Vec<NodeRecord> = recs
             .iter()
             .filter_map(|b| NodeRecord::decode(b).ok())
-            .map(|n| SaNode::from_record(&n))
+            .filter(|n| n.node_type == NODE_TYPE_CA)
             .collect();
+        let nodes = if nodes.is_empty() {
+            Vec::new()
+        } else {
+            let ports = self.port_info_table().map_err(ResolveError::Sa)?;
+            active_hfi_ports(&nodes, &ports)
+        };
         match nodes.len() {
             0 => Err(ResolveError::Unknown(r.clone())),
             1 => Ok(nodes
@@ -353,6 +532,24 @@ impl<'a, F: Fabric> SaClient<'a, F> {
             _ => Err(ResolveError::Ambiguous(r.clone(), nodes)),
         }
     }
+}
+
+/// The NodeRecords of HFIs whose port is Active by its PortInfoRecord, marked with whether
+/// a VNIC driver serves them (CapabilityMask3).
+pub fn active_hfi_ports(nodes: &[NodeRecord], ports: &[PortInfoRecord]) -> Vec<SaNode> {
+    nodes
+        .iter()
+        .filter(|r| r.node_type == NODE_TYPE_CA && r.lid != 0)
+        .filter_map(|r| {
+            let p = ports
+                .iter()
+                .find(|p| p.lid == r.lid && p.port_num == r.local_port_num)?;
+            (p.port_state == PORT_ACTIVE).then(|| SaNode {
+                vnic: p.is_eth_on_fabric(),
+                ..SaNode::from_record(r)
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

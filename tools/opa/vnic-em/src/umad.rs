@@ -69,6 +69,34 @@ pub fn decode_recv_hdr(buf: &[u8]) -> Option<RecvHdr> {
     RecvHdr::decode(buf)
 }
 
+/// A port's SM SL from its sysfs folder (`sm_sl`), 0 when it cannot be read.
+pub fn port_sm_sl(port_dir: &Path) -> u8 {
+    std::fs::read_to_string(port_dir.join("sm_sl"))
+        .ok()
+        .and_then(|s| opa_umad::parse_sysfs_num(s.trim()))
+        .and_then(|v| u8::try_from(v).ok())
+        .filter(|&v| v < 32)
+        .unwrap_or(0)
+}
+
+/// Whether a port's sysfs `pkeys` folder has any entry (a port without one says nothing of
+/// its membership).
+fn has_pkeys(port_dir: &Path) -> bool {
+    std::fs::read_dir(port_dir.join("pkeys")).is_ok_and(|mut d| d.next().is_some())
+}
+
+/// Whether a port's P_Key table holds 0xffff: full membership of the management partition.
+pub fn has_full_mgmt_pkey(port_dir: &Path) -> bool {
+    std::fs::read_dir(port_dir.join("pkeys")).is_ok_and(|d| {
+        d.flatten().any(|e| {
+            std::fs::read_to_string(e.path())
+                .ok()
+                .and_then(|s| parse_sysfs_lid(s.trim()))
+                == Some(0xffff)
+        })
+    })
+}
+
 /// Turns a read's status, source LID and MAD into an event; `None` for
 /// a timed-out send too short to carry its TID.
 fn event(status: i32, src_lid: u16, mad: &[u8]) -> Option<Event> {
@@ -164,6 +192,13 @@ impl Umad {
             .unwrap_or(fallback)
     }
 
+    /// The port's SM SL (sysfs `sm_sl`), 0 when it cannot be read: the SL opamgt sends SA and
+    /// other management MADs on (`omgt_get_sa_sl()`, from the port's `sm_sl`). An SL no
+    /// vFabric uses maps to SC 15, which hfi1 drops on QP1.
+    pub fn sm_sl(&self) -> u8 {
+        port_sm_sl(&self.sysfs)
+    }
+
     /// The SA agent, registered now if it is not yet: class 0x03, OPA class version, RMPP by
     /// the MAD layer (a GetTableResp comes reassembled), no method (it only asks).
     fn sa_agent(&mut self) -> Result<AgentId, FabricError> {
@@ -253,6 +288,10 @@ impl Fabric for Umad {
         self.sysfs_lid("lid", self.port.lid)
     }
 
+    fn limited_member(&self) -> bool {
+        has_pkeys(&self.sysfs) && !has_full_mgmt_pkey(&self.sysfs)
+    }
+
     fn describe(&self) -> String {
         format!(
             "{} port {} ({}, LID {:#06x})",
@@ -286,9 +325,11 @@ impl Fabric for Umad {
         let timeout_ms = u32::try_from(timeout.as_millis())
             .unwrap_or(u32::MAX)
             .max(1);
+        // On the management P_Key's index (0xffff, else 0x7fff) and the SM's SL, as opamgt.
         let hdr = SendHdr {
             timeout_ms,
-            ..SendHdr::gsi(agent, sm_lid, self.port.mgmt_pkey_index)
+            sl: self.sm_sl(),
+            ..SendHdr::gsi(agent, sm_lid, mgmt_pkey_index(&self.sysfs))
         };
         self.dev.send(&hdr, &req).map_err(|e| {
             FabricError::Io(format!(
@@ -398,6 +439,32 @@ mod tests {
             e.to_string(),
             "hfi1_0 port 1 has no LID (is the port ACTIVE and the SM running?)"
         );
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// opamgt's choices: the P_Key index of 0xffff when the port has it (else 0x7fff), the
+    /// port's SM SL; a port without 0xffff is a limited member.
+    #[test]
+    fn pkey_and_sl_as_opamgt_chooses_them() {
+        let root = tmp_root("pkey-sl");
+        write_abi_version(&root, "5");
+        let p = add_port(&root, "umad0", "hfi1_0", 1, "0x2", "4: ACTIVE");
+        assert_eq!(port_sm_sl(&p), 0, "no sm_sl file");
+        fs::write(p.join("sm_sl"), "3\n").unwrap();
+        assert_eq!(port_sm_sl(&p), 3);
+        assert!(!has_pkeys(&p));
+        let pk = p.join("pkeys");
+        fs::create_dir_all(&pk).unwrap();
+        fs::write(pk.join("0"), "0x8001\n").unwrap();
+        fs::write(pk.join("1"), "0x7fff\n").unwrap();
+        assert!(
+            has_pkeys(&p) && !has_full_mgmt_pkey(&p),
+            "hfi1's table before an SM"
+        );
+        assert_eq!(mgmt_pkey_index(&p), 1);
+        fs::write(pk.join("2"), "0xffff\n").unwrap();
+        assert!(has_full_mgmt_pkey(&p));
+        assert_eq!(mgmt_pkey_index(&p), 2);
         let _ = fs::remove_dir_all(&root);
     }
 

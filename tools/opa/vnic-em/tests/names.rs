@@ -168,14 +168,15 @@ fn names_that_give_no_port_or_two_stop_everything() {
 fn watch_follows_a_lid_the_sm_changed() {
     let (mut c, view) = fabric();
     let cfg = parse(NAMED).unwrap();
-    // The SM moves hostB from LID 3 to 0x33 between the first poll and the second; its
-    // vports stay on the node.
-    c.fabric_mut().move_at_sa_request = Some((2, 3, 0x33));
+    // The SM moves hostB from LID 3 to 0x33 between the first poll and the second (three SA
+    // requests a poll: NodeRecords, PortInfoRecords, the vesw's multicast group); its vports
+    // stay on the node.
+    c.fabric_mut().move_at_sa_request = Some((4, 3, 0x33));
     let v = view.clone();
     let mut n = 0;
     c.fabric_mut().sa = Some(SaHook::new(move |mad| {
         n += 1;
-        if n == 2 {
+        if n == 4 {
             v.borrow_mut().ports[2].lid = 0x33;
         }
         answer(mad, &v.borrow()).map(|a| a.mad)
@@ -268,4 +269,87 @@ fn a_node_the_sa_knows_but_whose_vema_agent_does_not_answer() {
     assert_eq!(out.code, Exit::Partial, "{}{}", out.out, out.err);
     assert!(out.err.contains("LID 0x0004"), "{}", out.err);
     assert_eq!(c.fabric().agents[&3].vports[&0].info.vport.encap_slid, 3);
+}
+
+/// A vesw without `unknown_mcast_dlid` takes the MLID of its multicast group from the SA (the
+/// default group, or `unknown_mcast_mgid`); a number given wins and asks nothing; a group the
+/// fabric lacks is a clear error.
+#[test]
+fn the_multicast_dlid_comes_from_the_sas_group() {
+    let (mut c, view) = fabric();
+    let pol = common::policy(20);
+    let cfg = parse(NAMED).unwrap();
+    assert_eq!(cfg.vesws[0].unknown_mcast_dlid, 0);
+    let r = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap();
+    assert_eq!(r.cfg.vesws[0].unknown_mcast_dlid, 0xf0_0001);
+
+    // The SM gave the group another MLID: the next resolution follows.
+    view.borrow_mut().groups[0].mlid = 0xf000_0007;
+    let r = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap();
+    assert_eq!(r.cfg.vesws[0].unknown_mcast_dlid, 0xf0_0007);
+
+    let other = NAMED.replacen(
+        "pkey = 0x8010\n",
+        "pkey = 0x8010\nunknown_mcast_mgid = \"0xff12401b80100000:0x00000000ffffffff\"\n",
+        1,
+    );
+    let cfg = parse(&other).unwrap();
+    let e = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap_err();
+    assert!(
+        matches!(&e, NamesError::Sa(m) if m.starts_with(
+            "f.toml: vesw 10 (red): the fabric has no multicast group \
+             0xff12401b80100000:0x00000000ffffffff (no McMemberRecord of it in the SA)"
+        )),
+        "{e:?}"
+    );
+    let bad = NAMED.replacen(
+        "pkey = 0x8010\n",
+        "pkey = 0x8010\nunknown_mcast_mgid = \"ff12::1\"\n",
+        1,
+    );
+    let e = parse(&bad).unwrap_err();
+    assert!(
+        e[0].msg.contains("is not an MGID as opafm.xml writes them"),
+        "{e:?}"
+    );
+
+    // A number wins; a config with neither names nor groups asks the SA nothing.
+    let lids = "[[vesw]]\nid = 1\npkey = 0x8001\nunknown_mcast_dlid = 0xf00009\n\
+                unknown_mcast_mgid = \"0xff12401b80100000:0x00000000ffffffff\"\n\
+                [[vport]]\nlid = 2\nvport = 0\nvesw = 1\nport_num = 1\nmac = \"02:00:00:00:02:00\"\n";
+    let cfg = parse(lids).unwrap();
+    assert!(!vnic_em::names::needs_sa(&cfg));
+    let no_number = lids.replace("unknown_mcast_dlid = 0xf00009\n", "");
+    assert!(
+        vnic_em::names::needs_sa(&parse(&no_number).unwrap()),
+        "no names, but a group to ask for"
+    );
+    c.fabric_mut().sa = None;
+    let asked = c.fabric().sa_requests;
+    let r = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap();
+    assert_eq!(r.cfg.vesws[0].unknown_mcast_dlid, 0xf0_0009);
+    assert_eq!(c.fabric().sa_requests, asked, "the SA not asked");
+}
+
+/// A node port whose LID is above 16 bits: its 24-bit uses take it whole, its vports cannot
+/// be reached by the EM (umad without a GRH), which says so.
+#[test]
+fn a_lid_above_16_bits_is_not_cut() {
+    let (mut c, view) = fabric();
+    let pol = common::policy(20);
+    view.borrow_mut().ports[2].lid = 0x0001_0003;
+    let cfg = parse(NAMED).unwrap();
+    let e = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap_err();
+    assert!(
+        matches!(&e, NamesError::Config(c) if c.diags[0].msg.contains(
+            "is LID 0x10003, above 16 bits: the EM cannot address its VEMA agent"
+        )),
+        "{e:?}"
+    );
+    // Without the vport on it, the MAC table entry and the unknown unicast DLID are whole.
+    let no_vport = NAMED.rsplit_once("[[vport]]").unwrap().0;
+    let cfg = parse(no_vport).unwrap();
+    let r = resolve(c.fabric_mut(), &cfg, "f.toml", pol.timeout, pol.retries).unwrap();
+    assert_eq!(r.cfg.vesws[0].mac_table[0].dlid, 0x0001_0003);
+    assert_eq!(r.cfg.vesws[0].unknown_ucast_dlids, [0x0001_0003]);
 }

@@ -2,8 +2,9 @@
 # The subnet administrator of opasim's fabric (opasim-sa, tools/opa/opasim-sa), asked with
 # sa-query as opa-ff's opasaquery asks opa-fm's: under each VNIC driver (which raises
 # CapabilityMask3 IsEthOnFabricSupported on the ports it serves), six one-port HFIs, the SA on
-# opasim0. It claims the SM role (every port's SMLID), answers NodeRecord, PortInfoRecord and
-# PathRecord Gets and GetTables with component masks, sends a PortInfoRecord table of six
+# opasim0. It claims the SM role (every port's SMLID), answers NodeRecord, PortInfoRecord,
+# McMemberRecord and PathRecord Gets and GetTables with component masks, refuses templates
+# shorter than the record as opa-fm does (REQ_INVALID), sends a PortInfoRecord table of six
 # ports (2360 bytes) as two RMPP segments, answers with the LIDs of now after a LID change
 # (of a node, and of the SM's own port), refuses what it cannot answer with the SA status,
 # and gives the role up when stopped.
@@ -72,6 +73,23 @@ run_with() {
 	expect "Get by EndPortLID" "$(sed -n 2p /tmp/q.out | cut -d' ' -f2-3)" "lid 0x4"
 	must q portinfo --cap-mask 0x10000 >/tmp/q.out
 	expect "CapabilityMask match (IsCM)" "$(head -n 1 /tmp/q.out | cut -d' ' -f3-4)" "records 6"
+
+	echo "== what opa-fm's SA refuses"
+	# The data shorter than the record, mask 0 or not: REQ_INVALID (sa_NodeRecord.c,
+	# sa_PortInfoRecord.c).
+	q node --data-len 0 >/tmp/q.out && fail "a NodeRecord GetTable without a template succeeded"
+	expect "NodeRecord, no template" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-2)" "status 0x0200"
+	q portinfo --lid 4 --data-len 377 >/tmp/q.out &&
+		fail "a PortInfoRecord GetTable with a short template succeeded"
+	expect "PortInfoRecord, short template" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-2)" "status 0x0200"
+
+	echo "== McMemberRecord: the group opa-fm's default opafm.xml creates"
+	must q mcmember --mgid 0xff12401b80010000:0x00000000ffffffff >/tmp/q.out
+	cat /tmp/q.out
+	expect "the default group" "$(sed -n 2p /tmp/q.out | cut -d' ' -f2-5)" \
+		"mgid 0xff12401b80010000:0x00000000ffffffff mlid 0xf0000001"
+	must q mcmember --mgid 0xff12401b80020000:0x00000000ffffffff >/tmp/q.out
+	expect "no such group" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-4)" "status 0x0000 records 0"
 
 	echo "== PathRecord"
 	must q path --get --slid 2 --dlid 3 >/tmp/q.out

@@ -3,7 +3,8 @@
 # HFIs with the node descriptions rdma-ndd would write, the fabric's SA (opasim-sa) on
 # opasim0, the EM beside it. discover lists the ports the driver serves (CapabilityMask3),
 # as text, JSON and a starting config; a config naming its node ports by GUID and by
-# description is applied (resolved through the SA) and carries ping between two vports.
+# description is applied (resolved through the SA, the broadcast DLID from the SA's multicast
+# group; a group the fabric lacks is an error) and carries ping between two vports.
 # Then, with vnic-em watch running and traffic flowing, the SM moves hostB to a new LID:
 # watch's next poll notices, logs it, re-applies hostB's encap_slid and the MAC tables and
 # unknown unicast DLIDs that point to it, and the traffic flows again. Names that give no
@@ -22,7 +23,7 @@ id = 1
 name = "test"
 pkey = 0x8001
 eth_mtu = 1500
-unknown_mcast_dlid = 0xf00001
+unknown_mcast_mgid = "0xff12401b80010000:0x00000000ffffffff"
 unknown_ucast_nodes = ["hostB hfi1_0"]
 
 [[vport]]
@@ -85,6 +86,17 @@ run_with() {
 	netns_host host1 "$a" 192.168.77.1/24
 	netns_host host2 "$b" 192.168.77.2/24
 	must ip netns exec host1 ping -c 3 -W 2 192.168.77.2
+	# The broadcast DLID is the MLID of the SA's group (0xf0000001), in the 16B space.
+	must em show -c /tmp/named.toml --no-counters --json >/tmp/show.json
+	grep -q '"unknown_mcast_dlid": 15728641,' /tmp/show.json ||
+		fail "show: the group's DLID 0xf00001: $(cat /tmp/show.json)"
+	sed 's/0xff12401b80010000:/0xff12401b80020000:/' /tmp/named.toml >/tmp/nogroup.toml
+	em apply /tmp/nogroup.toml >/tmp/ng.out 2>&1
+	rc=$?
+	cat /tmp/ng.out
+	[ $rc = 2 ] || fail "apply naming a group the fabric lacks exited $rc, not 2"
+	grep -q "the fabric has no multicast group 0xff12401b80020000:0x00000000ffffffff" /tmp/ng.out ||
+		fail "no clear error for a missing multicast group"
 
 	echo "== the SM moves hostB while traffic runs"
 	/opa/vnic-em -d umad0 watch -c /tmp/named.toml --interval $interval >/tmp/watch.log 2>&1 &

@@ -21,7 +21,7 @@ use crate::wire::mad::{MadHdr, RmppHdr, OPA_MGMT_BASE_VERSION};
 use crate::wire::WireError;
 use bytes::{put, u16_at, u64_at};
 
-pub use records::{NodeRecord, PathRecord, PortInfoRecord};
+pub use records::{McMemberRecord, NodeRecord, PathRecord, PortInfoRecord};
 
 /// Management class of Subnet Administration (`IB_MGMT_CLASS_SUBN_ADM`).
 pub const SA_CLASS: u8 = 0x03;
@@ -45,6 +45,12 @@ pub const ATTR_NODE_RECORD: u16 = 0x0011;
 pub const ATTR_PORTINFO_RECORD: u16 = 0x0012;
 /// Attribute PathRecord (`STL_SA_ATTR_PATH_RECORD`).
 pub const ATTR_PATH_RECORD: u16 = 0x0035;
+/// Attribute McMemberRecord (`STL_SA_ATTR_MCMEMBER_RECORD`).
+pub const ATTR_MCMEMBER_RECORD: u16 = 0x0038;
+
+/// MAD status BUSY (`MAD_STATUS_BUSY`): the SA cannot answer now (the SM is sweeping, or does
+/// not yet know the requester); ask again later.
+pub const MAD_STATUS_BUSY: u16 = 0x0001;
 
 /// SA status (class-specific bits 8-14 of the MAD status): no resources.
 pub const SA_STATUS_NO_RESOURCES: u16 = 0x0100;

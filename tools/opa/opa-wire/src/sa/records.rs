@@ -343,3 +343,92 @@ impl PathRecord {
         g
     }
 }
+
+/// The first 32-bit multicast LID (opa-ff's `STL_LID_MULTICAST_BEGIN`): the SA gives a
+/// multicast group's MLID in the 32-bit LID space.
+pub const MLID_BASE: u32 = 0xf000_0000;
+/// The first multicast DLID of a 16B header (24-bit LIDs), where [`MLID_BASE`] lands.
+pub const MLID_BASE_16B: u32 = 0x00f0_0000;
+
+/// The 24-bit DLID a 16B packet carries for the 32-bit multicast LID `mlid`, as hfi1 converts
+/// it (`__opa_get_lid()` for `OPA_PORT_PACKET_FORMAT_16B` in `hw/hfi1/hfi.h`); `None` for a
+/// LID that is not multicast or does not fit (the permissive LID included).
+pub const fn mlid_to_16b(mlid: u32) -> Option<u32> {
+    let Some(n) = mlid.checked_sub(MLID_BASE) else {
+        return None;
+    };
+    // The last 24-bit LID is the permissive one.
+    if n >= 0x00ff_ffff - MLID_BASE_16B {
+        return None;
+    }
+    Some(n | MLID_BASE_16B)
+}
+
+/// `STL_MCMEMBER_RECORD` (opa-ff `stl_sa_types.h`): a member of a multicast group, and the
+/// group's parameters; its 32-bit MLID moved to the end of the record. Only the fields an EM
+/// and this SA use are kept; the others encode as zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct McMemberRecord {
+    /// RID.MGID: the group.
+    pub mgid: [u8; 16],
+    /// RID.PortGID: the member (zero in the answers to an untrusted requester).
+    pub port_gid: [u8; 16],
+    /// Q_Key.
+    pub qkey: u32,
+    /// Mtu (the IB encoding, 6 bits; the selector bits are not kept).
+    pub mtu: u8,
+    /// TClass.
+    pub tclass: u8,
+    /// P_Key of the group.
+    pub pkey: u16,
+    /// Rate (6 bits).
+    pub rate: u8,
+    /// SL (5 bits).
+    pub sl: u8,
+    /// Scope (4 bits) and JoinState (the low 4 bits) of the byte at offset 48.
+    pub scope_join: u8,
+    /// MLID: the group's 32-bit multicast LID.
+    pub mlid: u32,
+}
+
+impl McMemberRecord {
+    /// Bytes of the record.
+    pub const SIZE: usize = 56;
+    /// Component: RID.MGID.
+    pub const COMP_MGID: u64 = 0x1;
+    /// Component: RID.PortGID.
+    pub const COMP_PORTGID: u64 = 0x2;
+
+    /// Decodes a record from its first [`Self::SIZE`] bytes.
+    pub fn decode(b: &[u8]) -> Result<Self, WireError> {
+        if b.len() < Self::SIZE {
+            return Err(WireError::Truncated);
+        }
+        Ok(McMemberRecord {
+            mgid: get(b, 0)?,
+            port_gid: get(b, 16)?,
+            qkey: u32_at(b, 32)?,
+            mtu: u8_at(b, 38)? & 0x3f,
+            tclass: u8_at(b, 39)?,
+            pkey: u16_at(b, 40)?,
+            rate: u8_at(b, 42)? & 0x3f,
+            sl: u8_at(b, 44)? >> 3,
+            scope_join: u8_at(b, 48)?,
+            mlid: u32_at(b, 52)?,
+        })
+    }
+
+    /// Encodes the record into the first [`Self::SIZE`] bytes of `b`.
+    pub fn encode(&self, b: &mut [u8]) -> Result<(), WireError> {
+        b.get_mut(..Self::SIZE).ok_or(WireError::NoSpace)?.fill(0);
+        put(b, 0, &self.mgid)?;
+        put(b, 16, &self.port_gid)?;
+        put(b, 32, &self.qkey.to_be_bytes())?;
+        put(b, 38, &[self.mtu & 0x3f, self.tclass])?;
+        put(b, 40, &self.pkey.to_be_bytes())?;
+        put(b, 42, &[self.rate & 0x3f])?;
+        put(b, 44, &[(self.sl & 0x1f) << 3])?;
+        put(b, 48, &[self.scope_join])?;
+        put(b, 52, &self.mlid.to_be_bytes())
+    }
+}

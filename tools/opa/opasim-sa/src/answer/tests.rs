@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 use super::*;
+use crate::fabric::McGroup;
 
 fn port(dev: u8, lid: u32, desc: &str, state: u8, cap3: u16) -> PortView {
     PortView {
@@ -20,7 +21,13 @@ fn view() -> FabricView {
             port(3, 4, "hostB hfi1_0", 1, 0x2000),
         ],
         sm_lid: 1,
+        groups: vec![McGroup::DEFAULT_BROADCAST],
     }
+}
+
+/// A whole zero record of `size` bytes: the template of a query for every record.
+fn zero(size: usize) -> Vec<u8> {
+    vec![0; size]
 }
 
 fn request(method: u8, attr: u16, attr_mod: u32, mask: u64, template: &[u8]) -> Vec<u8> {
@@ -50,7 +57,12 @@ fn ask(method: u8, attr: u16, mask: u64, template: &[u8]) -> (u16, Vec<Vec<u8>>,
 
 #[test]
 fn node_records_by_each_name() {
-    let (st, recs, a) = ask(METHOD_GET_TABLE, ATTR_NODE_RECORD, 0, &[]);
+    let (st, recs, a) = ask(
+        METHOD_GET_TABLE,
+        ATTR_NODE_RECORD,
+        0,
+        &zero(NodeRecord::SIZE),
+    );
     assert_eq!(st, 0);
     assert_eq!(recs.len(), 3, "the port that is down has no record");
     assert_eq!(a.summary, "NodeRecord GetTable: 3 record(s), 360 bytes");
@@ -115,7 +127,12 @@ fn node_records_by_each_name() {
 
 #[test]
 fn port_info_records_show_vnic_capable_ports() {
-    let (st, recs, _) = ask(METHOD_GET_TABLE, ATTR_PORTINFO_RECORD, 0, &[]);
+    let (st, recs, _) = ask(
+        METHOD_GET_TABLE,
+        ATTR_PORTINFO_RECORD,
+        0,
+        &zero(PortInfoRecord::SIZE),
+    );
     assert_eq!(st, 0);
     let r: Vec<PortInfoRecord> = recs
         .iter()
@@ -193,16 +210,14 @@ fn path_records_need_their_ends() {
 
 #[test]
 fn what_the_sa_refuses() {
-    let (st, _, a) = ask(METHOD_GET, ATTR_NODE_RECORD, 1 << 40, &[0; 120]);
-    assert_eq!(st, SA_STATUS_REQ_INVALID);
-    assert_eq!(a.summary, "NodeRecord Get: status 0x0200");
     let (st, _, _) = ask(METHOD_GET_TABLE, 0x0031, 0, &[]);
     assert_eq!(st, MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB);
     let (st, _, _) = ask(0x02, ATTR_NODE_RECORD, 0, &[]);
     assert_eq!(st, MAD_STATUS_UNSUPPORTED_METHOD);
     // A short template for a mask that needs it.
-    let (st, _, _) = ask(METHOD_GET, ATTR_NODE_RECORD, NodeRecord::COMP_LID, &[0; 8]);
+    let (st, _, a) = ask(METHOD_GET, ATTR_NODE_RECORD, NodeRecord::COMP_LID, &[0; 8]);
     assert_eq!(st, SA_STATUS_REQ_INVALID);
+    assert_eq!(a.summary, "NodeRecord Get: status 0x0200");
     // Responses are not answered; a MAD of another class version gets BadVersion.
     let mut resp = request(METHOD_GET, ATTR_NODE_RECORD, 0, 0, &[]);
     resp[3] = METHOD_GET_RESP;
@@ -212,4 +227,144 @@ fn what_the_sa_refuses() {
     let a = answer(&ib, &view()).unwrap();
     assert_eq!(&a.mad[4..6], &MAD_STATUS_BAD_VERSION.to_be_bytes());
     assert_eq!(answer(&[0; 10], &view()), None);
+}
+
+/// sa_NodeRecord_GetTable(), sa_PortInfoRecord_GetTable(), sa_McMemberRecord_GetTable():
+/// the data must hold the whole record, whatever the mask.
+#[test]
+fn templates_shorter_than_the_record_are_invalid() {
+    for (attr, size) in [
+        (ATTR_NODE_RECORD, NodeRecord::SIZE),
+        (ATTR_PORTINFO_RECORD, PortInfoRecord::SIZE),
+        (ATTR_MCMEMBER_RECORD, McMemberRecord::SIZE),
+    ] {
+        for len in [0, size - 1] {
+            let (st, recs, _) = ask(METHOD_GET_TABLE, attr, 0, &zero(len));
+            assert_eq!(
+                (st, recs.len()),
+                (SA_STATUS_REQ_INVALID, 0),
+                "attribute {attr:#x}, {len} bytes"
+            );
+        }
+        let (st, _, _) = ask(METHOD_GET_TABLE, attr, 0, &zero(size));
+        assert_eq!(st, 0, "attribute {attr:#x}, the whole record");
+    }
+}
+
+/// sa_create_template_mask(): bits past the field table are ignored; the fields it has
+/// match under the mask, those this SA does not model too (NodeType).
+#[test]
+fn component_masks_as_opa_fm_reads_them() {
+    let mut t = NodeRecord::ZERO;
+    t.lid = 3;
+    let (st, recs, _) = ask(
+        METHOD_GET,
+        ATTR_NODE_RECORD,
+        NodeRecord::COMP_LID | 1 << 40,
+        &t.to_vec(),
+    );
+    assert_eq!((st, NodeRecord::decode(&recs[0]).unwrap().lid), (0, 3));
+    t.node_type = sa::records::NODE_TYPE_SWITCH;
+    let (st, recs, _) = ask(
+        METHOD_GET_TABLE,
+        ATTR_NODE_RECORD,
+        NodeRecord::COMP_NODETYPE,
+        &t.to_vec(),
+    );
+    assert_eq!((st, recs.len()), (0, 0), "no switch");
+    t.node_type = sa::records::NODE_TYPE_CA;
+    t.vendor_id = 0x1175;
+    let (st, recs, _) = ask(
+        METHOD_GET_TABLE,
+        ATTR_NODE_RECORD,
+        NodeRecord::COMP_NODETYPE | 1 << 14,
+        &t.to_vec(),
+    );
+    assert_eq!((st, recs.len()), (0, 3), "HFIs of the vendor");
+    // PortInfoRecord: only four fields are searchable.
+    let (st, recs, _) = ask(
+        METHOD_GET_TABLE,
+        ATTR_PORTINFO_RECORD,
+        1 << 20,
+        &zero(PortInfoRecord::SIZE),
+    );
+    assert_eq!((st, recs.len()), (0, 3));
+}
+
+/// sa_filter_validate_mad(): a non-zero SM_Key is dropped; PortInfoRecords only on 0xffff.
+#[test]
+fn what_the_sa_drops() {
+    let mut m = request(
+        METHOD_GET_TABLE,
+        ATTR_NODE_RECORD,
+        0,
+        0,
+        &zero(NodeRecord::SIZE),
+    );
+    let limited = Requester { pkey: 0x7fff };
+    assert!(
+        answer_from(&m, &limited, &view()).is_some(),
+        "NodeRecords on 0x7fff"
+    );
+    m[sa::SA_HDR_OFFSET + 7] = 1;
+    assert_eq!(answer(&m, &view()), None, "an SM_Key");
+    let m = request(
+        METHOD_GET_TABLE,
+        ATTR_PORTINFO_RECORD,
+        0,
+        0,
+        &zero(PortInfoRecord::SIZE),
+    );
+    assert_eq!(answer_from(&m, &limited, &view()), None);
+    assert!(answer_from(&m, &Requester::MGMT, &view()).is_some());
+}
+
+/// Ports in Init or Armed have records; Down ones do not.
+#[test]
+fn ports_past_down_have_records() {
+    let mut v = view();
+    v.ports[3].state = 2;
+    let m = request(
+        METHOD_GET_TABLE,
+        ATTR_NODE_RECORD,
+        0,
+        0,
+        &zero(NodeRecord::SIZE),
+    );
+    let a = answer(&m, &v).unwrap();
+    assert_eq!(SaMad::decode(&a.mad).unwrap().records().count(), 4);
+}
+
+#[test]
+fn multicast_groups_by_mgid() {
+    let mut t = McMemberRecord {
+        mgid: McGroup::DEFAULT_BROADCAST.mgid,
+        ..Default::default()
+    };
+    let mut b = zero(McMemberRecord::SIZE);
+    t.encode(&mut b).unwrap();
+    let (st, recs, a) = ask(
+        METHOD_GET_TABLE,
+        ATTR_MCMEMBER_RECORD,
+        McMemberRecord::COMP_MGID,
+        &b,
+    );
+    assert_eq!((st, recs.len()), (0, 1), "{}", a.summary);
+    let r = McMemberRecord::decode(&recs[0]).unwrap();
+    assert_eq!((r.mlid, r.pkey, r.port_gid), (0xf000_0001, 0x8001, [0; 16]));
+    t.mgid[15] = 1;
+    t.encode(&mut b).unwrap();
+    let (st, recs, _) = ask(
+        METHOD_GET_TABLE,
+        ATTR_MCMEMBER_RECORD,
+        McMemberRecord::COMP_MGID,
+        &b,
+    );
+    assert_eq!((st, recs.len()), (0, 0), "no such group");
+    // MTU and rate are not matched on in a GetTable.
+    t.mgid = McGroup::DEFAULT_BROADCAST.mgid;
+    t.mtu = 5;
+    t.encode(&mut b).unwrap();
+    let (_, recs, _) = ask(METHOD_GET_TABLE, ATTR_MCMEMBER_RECORD, 0x21, &b);
+    assert_eq!(recs.len(), 1);
 }

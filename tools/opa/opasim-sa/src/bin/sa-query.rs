@@ -4,8 +4,9 @@
 //! one a line, as opa-ff's `opasaquery` does; the guest tests ask opasim's SA with it.
 //!
 //! ```text
-//! sa-query [--umad umadN] node|portinfo|path [--get] [--lid L] [--guid G] [--desc D]
-//!          [--port N] [--slid L] [--dlid L] [--cap-mask M]
+//! sa-query [--umad umadN] node|portinfo|path|mcmember [--get] [--lid L] [--guid G]
+//!          [--desc D] [--port N] [--slid L] [--dlid L] [--cap-mask M] [--mgid HI:LO]
+//!          [--data-len N]
 //! ```
 //!
 //! The request goes to the SMLID of the port; a GetTable answer comes reassembled by the
@@ -21,8 +22,9 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use opa_umad::{list_ports, select_port, Device, PortSelect, Registration, SendHdr};
 use opa_wire::sa::{
-    self, NodeRecord, PathRecord, PortInfoRecord, SaHdr, SaMad, ATTR_NODE_RECORD, ATTR_PATH_RECORD,
-    ATTR_PORTINFO_RECORD, METHOD_GET, METHOD_GET_TABLE, RMPP_VERSION, SA_CLASS, SA_CLASS_VERSION,
+    self, McMemberRecord, NodeRecord, PathRecord, PortInfoRecord, SaHdr, SaMad,
+    ATTR_MCMEMBER_RECORD, ATTR_NODE_RECORD, ATTR_PATH_RECORD, ATTR_PORTINFO_RECORD, METHOD_GET,
+    METHOD_GET_TABLE, RMPP_VERSION, SA_CLASS, SA_CLASS_VERSION,
 };
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -30,6 +32,7 @@ enum Record {
     Node,
     Portinfo,
     Path,
+    Mcmember,
 }
 
 /// Asks the subnet administrator.
@@ -68,6 +71,21 @@ struct Args {
     /// Destination LID (PathRecord).
     #[arg(long, value_parser = num)]
     dlid: Option<u64>,
+    /// Match the MGID, as opafm.xml writes it: `0xHI:0xLO` (McMemberRecord).
+    #[arg(long, value_parser = mgid)]
+    mgid: Option<[u8; 16]>,
+    /// Send only this many bytes of the template (to see what the SA does with less than
+    /// the record).
+    #[arg(long)]
+    data_len: Option<usize>,
+}
+
+fn mgid(s: &str) -> Result<[u8; 16], String> {
+    let (a, b) = s.split_once(':').ok_or(format!("{s}: not HI:LO"))?;
+    let mut g = [0u8; 16];
+    g[..8].copy_from_slice(&num(a)?.to_be_bytes());
+    g[8..].copy_from_slice(&num(b)?.to_be_bytes());
+    Ok(g)
 }
 
 fn num(s: &str) -> Result<u64, String> {
@@ -147,6 +165,17 @@ fn template(a: &Args) -> (u16, u32, u64, Vec<u8>) {
             let _ = t.encode(&mut b);
             (ATTR_PATH_RECORD, 0, m, b)
         }
+        Record::Mcmember => {
+            let mut t = McMemberRecord::default();
+            let mut m = 0;
+            if let Some(g) = a.mgid {
+                t.mgid = g;
+                m |= McMemberRecord::COMP_MGID;
+            }
+            let mut b = vec![0u8; McMemberRecord::SIZE];
+            let _ = t.encode(&mut b);
+            (ATTR_MCMEMBER_RECORD, 0, m, b)
+        }
     }
 }
 
@@ -167,7 +196,10 @@ fn run(a: &Args) -> Result<u8, String> {
     let agent = dev
         .register(&Registration::class(SA_CLASS, SA_CLASS_VERSION).with_rmpp(RMPP_VERSION))
         .map_err(|e| format!("register: {e}"))?;
-    let (attr, amod, mask, t) = template(a);
+    let (attr, amod, mask, mut t) = template(a);
+    if let Some(n) = a.data_len {
+        t.truncate(n);
+    }
     let method = if a.get { METHOD_GET } else { METHOD_GET_TABLE };
     let tid = u64::from(std::process::id());
     let mut mad = vec![0u8; sa::SA_DATA_OFFSET + t.len()];
@@ -236,6 +268,17 @@ fn run(a: &Args) -> Result<u8, String> {
                     println!(
                         "portinfo lid {:#x} port {} state {} sm_lid {:#x} cap_mask {:#010x} cap_mask3 {:#06x}",
                         p.lid, p.port_num, p.port_state, p.sm_lid, p.cap_mask, p.cap_mask3
+                    );
+                }
+            }
+            Record::Mcmember => {
+                if let Ok(r) = McMemberRecord::decode(b) {
+                    let (hi, lo) = r.mgid.split_at(8);
+                    println!(
+                        "mcmember mgid {:#018x}:{:#018x} mlid {:#x} pkey {:#06x} qkey {:#x} mtu {} rate {} sl {}",
+                        u64::from_be_bytes(hi.try_into().unwrap_or_default()),
+                        u64::from_be_bytes(lo.try_into().unwrap_or_default()),
+                        r.mlid, r.pkey, r.qkey, r.mtu, r.rate, r.sl
                     );
                 }
             }

@@ -265,7 +265,9 @@ pub fn watch<F: Fabric>(
     let mut lids = config_lids(cfg);
     let mut w = Watcher::new(cfg, opts.full_tables);
     let mut names = NameWatch::default();
-    if !cfg.names.is_empty() {
+    // Names and multicast groups come from the SA, at the start and at every poll.
+    let ask_sa = names::needs_sa(cfg);
+    if ask_sa {
         lids.clear();
         if let Some(r) = names.poll(client, cfg, &opts.config_path, Cause::Start, io)? {
             lids = config_lids(&r);
@@ -296,7 +298,7 @@ pub fn watch<F: Fabric>(
         let (todo, why) = if now >= next_poll {
             let why = if polled { Cause::Poll } else { Cause::Start };
             polled = true;
-            if why == Cause::Poll && !cfg.names.is_empty() {
+            if why == Cause::Poll && ask_sa {
                 // The LIDs of now: the SM may have moved a node since the last poll.
                 match names.poll(client, cfg, &opts.config_path, why, io)? {
                     Some(r) => {

@@ -94,6 +94,7 @@ struct RawVesw {
     unknown_ucast_nodes: Option<Spanned<Vec<Spanned<String>>>>,
     default_ports: Option<Spanned<Vec<SInt>>>,
     unknown_mcast_dlid: Option<SInt>,
+    unknown_mcast_mgid: Option<Spanned<String>>,
     routing_control: Option<RawRc>,
     mac_table_from_vports: Option<bool>,
     #[serde(default)]
@@ -260,8 +261,13 @@ pub struct Vesw {
     pub unknown_ucast_nodes: Vec<usize>,
     /// The default ports in use (indices into `unknown_ucast_dlids`).
     pub default_ports: Vec<u8>,
-    /// DLID for unknown multicast and broadcast.
+    /// DLID for unknown multicast and broadcast (a 16B DLID: 24 bits); 0 until resolved when
+    /// it comes from a multicast group ([`Vesw::unknown_mcast_mgid`]).
     pub unknown_mcast_dlid: u32,
+    /// The multicast group whose MLID `unknown_mcast_dlid` is, asked of the SA at every use
+    /// of the config (`unknown_mcast_mgid`, or the default group): `None` when the config
+    /// gives `unknown_mcast_dlid`, which wins (a fabric without an SM).
+    pub unknown_mcast_mgid: Option<[u8; 16]>,
     /// Routing control.
     pub rc: RoutingControl,
     /// Add an entry for the MAC of every vport of this vesw to the table.

@@ -114,6 +114,8 @@ pub struct FakeFabric {
     /// at the first LID moves to the second, before the SA answers (the hook's fabric must
     /// move it too).
     pub move_at_sa_request: Option<(u32, u16, u16)>,
+    /// The EM's port is a limited member of the management partition (no 0xffff).
+    pub limited_member: bool,
 }
 
 /// An SA of the fake fabric (the host tests plug opasim's own in); clones share it.
@@ -151,6 +153,7 @@ impl FakeFabric {
             sa: None,
             sa_requests: 0,
             move_at_sa_request: None,
+            limited_member: false,
         }
     }
 
@@ -330,6 +333,10 @@ impl FakeFabric {
 }
 
 impl Fabric for FakeFabric {
+    fn limited_member(&self) -> bool {
+        self.limited_member
+    }
+
     fn sa_request(
         &mut self,
         mad: &[u8],

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use opa_wire::mad::METHOD_SET;
 use opasim_sa::answer::answer;
-use opasim_sa::fabric::{FabricView, PortView};
+use opasim_sa::fabric::{FabricView, McGroup, PortView};
 use vnic_em::client::{Client, Policy};
 use vnic_em::commands::{self, ApplyOpts, Io};
 use vnic_em::config::Config;
@@ -31,7 +31,8 @@ pub fn fabric(em_lid: u16) -> FakeFabric {
 
 /// The config the tests apply to [`fabric`]: two vesws, red (10), with every setting a vesw
 /// has and a MAC table entry at slot 100, on vport 0 of both node ports; blue (20), with
-/// the defaults, on vport 1 of LID 3, disabled. A test whose config must differ, to show
+/// the defaults but a multicast DLID given (0, so that no SA is asked for a group), on
+/// vport 1 of LID 3, disabled. A test whose config must differ, to show
 /// something this one cannot, keeps its own next to it.
 pub const FABRIC: &str = r#"
 [em]
@@ -55,6 +56,7 @@ index = 100
 id = 20
 name = "blue"
 pkey = 0x8020
+unknown_mcast_dlid = 0
 
 [[vport]]
 lid = 2
@@ -93,7 +95,11 @@ pub fn sa_ports() -> Vec<PortView> {
 /// Makes opasim's SA answer `f`'s SA queries from `ports` (the SM at LID 1); returns the
 /// view it answers from, for a test to change the fabric under the SA.
 pub fn with_sa(f: &mut FakeFabric, ports: Vec<PortView>) -> Rc<RefCell<FabricView>> {
-    let view = Rc::new(RefCell::new(FabricView { ports, sm_lid: 1 }));
+    let view = Rc::new(RefCell::new(FabricView {
+        ports,
+        sm_lid: 1,
+        groups: vec![McGroup::DEFAULT_BROADCAST],
+    }));
     let v = view.clone();
     f.sa = Some(SaHook::new(move |mad| {
         answer(mad, &v.borrow()).map(|a| a.mad)

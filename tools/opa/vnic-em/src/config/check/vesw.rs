@@ -92,6 +92,25 @@ pub(super) fn check_vesw(
         "unknown_mcast_dlid",
         0,
     );
+    // A number given wins (a fabric without an SM); else the group's MLID, from the SA.
+    let unknown_mcast_mgid = match (&v.unknown_mcast_dlid, &v.unknown_mcast_mgid) {
+        (Some(_), _) => None,
+        (None, None) => Some(crate::sa::DEFAULT_MCAST_MGID),
+        (None, Some(g)) => match crate::sa::parse_mgid(g.get_ref()) {
+            Some(m) => Some(m),
+            None => {
+                c.err(
+                    g.span(),
+                    format!(
+                        "unknown_mcast_mgid \"{}\" is not an MGID as opafm.xml writes them \
+                         (0xff12401b80010000:0x00000000ffffffff)",
+                        g.get_ref()
+                    ),
+                );
+                None
+            }
+        },
+    };
     let rc = v
         .routing_control
         .as_ref()
@@ -108,6 +127,7 @@ pub(super) fn check_vesw(
         unknown_ucast_nodes: ucast_nodes,
         default_ports,
         unknown_mcast_dlid,
+        unknown_mcast_mgid,
         rc,
         mac_table_from_vports: v.mac_table_from_vports.unwrap_or(true),
         mac_table: table,
