@@ -40,12 +40,24 @@ fn pkey_find_index() {
     kunit_expect_eq!(pkey::find(&table, 0x8003), None);
 }
 
+/// The index a MAD reports, as hfi1's `hfi1_lookup_pkey_idx()`: a limited management MAD is
+/// on 0x7fff's entry even when 0xffff comes first and accepts it too (`find()` gave 0).
+fn pkey_mad_index() {
+    let table = [0xffff, 0x7fff, 0x8001, 0];
+    kunit_expect_eq!(pkey::mad_index(&table, 0x7fff), Some(1));
+    kunit_expect_eq!(pkey::mad_index(&table, 0xffff), Some(0));
+    kunit_expect_eq!(pkey::mad_index(&table[1..], 0xffff), Some(0));
+    kunit_expect_eq!(pkey::mad_index(&table[2..], 0x7fff), None);
+    kunit_expect_eq!(pkey::mad_index(&table, 0x0001), Some(2));
+}
+
 kernel::kunit_suite!(
     opasim_pkey,
     [
         pkey_full_and_limited,
         pkey_key_parts_differ,
-        pkey_find_index
+        pkey_find_index,
+        pkey_mad_index
     ]
 );
 

@@ -25,3 +25,22 @@ pub(crate) fn find(table: &[u16], pkt: u16) -> Option<u16> {
         .position(|&p| matches(pkt, p))
         .and_then(|i| u16::try_from(i).ok())
 }
+
+/// The index a MAD received with P_Key `pkt` reports (`hfi1_lookup_pkey_idx()`, which hfi1's
+/// `hfi1_ud_rcv()` gives QP0 and QP1): a management P_Key by exact match first (0xffff
+/// falls back to 0x7fff's index), any other by its key part.
+pub(crate) fn mad_index(table: &[u16], pkt: u16) -> Option<u16> {
+    const FULL_MGMT: u16 = 0xffff;
+    const LIM_MGMT: u16 = 0x7fff;
+    let at = |f: &dyn Fn(u16) -> bool| {
+        table
+            .iter()
+            .position(|&p| f(p))
+            .and_then(|i| u16::try_from(i).ok())
+    };
+    match pkt {
+        FULL_MGMT => at(&|p| p == FULL_MGMT).or_else(|| at(&|p| p == LIM_MGMT)),
+        LIM_MGMT => at(&|p| p == LIM_MGMT),
+        _ => at(&|p| p & KEY_MASK == pkt & KEY_MASK),
+    }
+}

@@ -321,6 +321,11 @@ impl Port {
         pkey::find(&self.config.lock().pkeys, pkt)
     }
 
+    /// The P_Key index a MAD (QP0, QP1) received with `pkt` reports, as hfi1 looks it up.
+    pub(crate) fn mad_pkey_index(&self, pkt: u16) -> Option<u16> {
+        pkey::mad_index(&self.config.lock().pkeys, pkt)
+    }
+
     /// Makes `qp` (QP0 or QP1) the receiver of its number on this port; `EBUSY` if the port
     /// has one already.
     pub(crate) fn attach_qp(&self, n: usize, qp: &Qp<Hfi>) -> Result {

@@ -156,6 +156,12 @@ pub(crate) fn receive(port: &Port, pkt: &Packet<'_>) -> core::result::Result<(),
         Counters::inc(&c.rcv_qkey_viol);
         return Err(Refusal::BadQkey);
     }
+    // QP0 and QP1 report the index hfi1 looks up for a MAD, the management P_Keys by exact
+    // match; the accepting entry otherwise.
+    let pkey_index = match pkt.dest_qp {
+        0 | 1 => port.mad_pkey_index(pkt.pkey).unwrap_or(pkey_index),
+        _ => pkey_index,
+    };
     let info = RecvInfo {
         slid: pkt.slid,
         src_qp: pkt.src_qp,
