@@ -139,6 +139,14 @@ cap3() {
 c=$(cap3 $lid2)
 [ "$c" = 0x2000 ] || { cat /tmp/sa-pi; fail "PortInfoRecord of opasim2: CapabilityMask3 '$c', not IsEthOnFabric"; }
 echo "ok: PortInfoRecord of opasim2: IsEthOnFabric with the VNIC driver"
+echo "== vnic-em on opa-fm's SA"
+# NodeRecords and PortInfoRecords with whole templates, on 0xffff and the SM's SL, switch
+# records skipped: the four HFI ports, each served by the VNIC driver.
+/opa/vnic-em -d umad0 discover >/tmp/d.out 2>&1 || { cat /tmp/d.out; fail "vnic-em discover against opa-fm's SA"; }
+cat /tmp/d.out
+grep -q "^4 port(s), 4 served by a VNIC driver$" /tmp/d.out || fail "vnic-em discover: not the four HFI ports"
+echo "ok: vnic-em discover against opa-fm's SA: 4 ports, 4 served"
+
 # Unloaded, the driver clears the bit; the port's trap 144 tells the SM, whose SA follows.
 must rmmod opa_vnic_rs
 n=0
