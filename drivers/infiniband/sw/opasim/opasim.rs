@@ -44,6 +44,7 @@ mod rx_errors;
 mod sim;
 mod sm;
 mod sma;
+mod sma_answer;
 mod sma_cong;
 mod sma_node;
 mod sma_port;
