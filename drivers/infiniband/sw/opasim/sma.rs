@@ -70,6 +70,13 @@ pub(crate) const ATTR_NODE_INFO: u16 = 0x11;
 /// Attribute PortInfo.
 pub(crate) const ATTR_PORT_INFO: u16 = 0x15;
 
+/// Refuses a request as hfi1's handlers refuse a bad attribute modifier or size: the invalid
+/// field status, no attribute data.
+pub(crate) fn invalid(ans: &mut Answer<'_>) -> Step {
+    ans.fail(STATUS_INVALID_FIELD);
+    Step::Added(0)
+}
+
 /// What a request is, for its handlers: the device and port it came in on, its method and
 /// M_Key, and whether it comes from this node.
 pub(crate) struct Sma<'d> {
@@ -200,6 +207,23 @@ fn check_mkey(port: &Port, method: u8, mkey: u64, ignore: bool) -> bool {
     })
 }
 
+/// Whether the M_Key of the SMP `req` passes on `port` (`check_mkey()`); a violation also
+/// sends trap 256 to the SM (`bad_mkey()`).
+fn mkey_passes(dev: &ProviderDevice<Hfi>, port: &Arc<Port>, req: &MadRequest<'_>) -> bool {
+    let Some(smp) = req.smp() else {
+        return false;
+    };
+    let hdr = req.hdr();
+    if check_mkey(port, hdr.method, smp.mkey(), req.ignore_mkey()) {
+        return true;
+    }
+    let dr = smp
+        .is_directed()
+        .then(|| (smp.dr_slid(), smp.return_path(), smp.hop_cnt()));
+    crate::sma_trap::bad_mkey(port, &dev.data().fabric, &hdr, smp.mkey(), dr);
+    false
+}
+
 /// An OPA SMP (`process_subn_opa()`).
 fn subn_opa(
     dev: &ProviderDevice<Hfi>,
@@ -222,11 +246,7 @@ fn subn_opa(
         ans.fail(STATUS_UNSUP_VERSION);
         return ans.reply();
     }
-    if !check_mkey(port, hdr.method, smp.mkey(), req.ignore_mkey()) {
-        let dr = smp
-            .is_directed()
-            .then(|| (smp.dr_slid(), smp.return_path(), smp.hop_cnt()));
-        crate::sma_trap::bad_mkey(port, &dev.data().fabric, &hdr, smp.mkey(), dr);
+    if !mkey_passes(dev, port, req) {
         return MadVerdict::Failure;
     }
     let sma = Sma {
@@ -308,8 +328,7 @@ pub(crate) fn set(
 fn aggregate(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, set_it: bool) -> Step {
     let n = am & 0xff;
     if !(1..=117).contains(&n) {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let mut next = at;
     for _ in 0..n {
@@ -320,8 +339,7 @@ fn aggregate(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, set_it: bo
         let size = 8 + data_len;
         ans.len += size;
         if next + size > OPA_MAD_SIZE {
-            ans.fail(STATUS_INVALID_FIELD);
-            return Step::Added(0);
+            return invalid(ans);
         }
         let step = if set_it {
             set(attr, sma, ans, seg_am, next + 8, data_len)
@@ -363,11 +381,7 @@ fn subn_ib(
         ans.fail(STATUS_UNSUP_VERSION);
         return ans.reply();
     }
-    if !check_mkey(port, hdr.method, smp.mkey(), req.ignore_mkey()) {
-        let dr = smp
-            .is_directed()
-            .then(|| (smp.dr_slid(), smp.return_path(), smp.hop_cnt()));
-        crate::sma_trap::bad_mkey(port, &dev.data().fabric, &hdr, smp.mkey(), dr);
+    if !mkey_passes(dev, port, req) {
         return MadVerdict::Failure;
     }
     match (hdr.method, hdr.attr_id) {

@@ -6,7 +6,7 @@
 //! are kept and read back; opasim marks no packet with a congestion notification, so the
 //! log holds no event.
 
-use crate::sma::{Answer, Sma, Step, STATUS_INVALID_FIELD};
+use crate::sma::{invalid, Answer, Sma, Step, STATUS_INVALID_FIELD};
 use kernel::{prelude::*, time::Ktime};
 
 /// The SLs a congestion setting has an entry for (`OPA_MAX_SLS`).
@@ -55,8 +55,7 @@ impl Congestion {
 /// Get(CongestionInfo): no congestion info flags, the table's blocks, the log's length.
 pub(crate) fn get_info(ans: &mut Answer<'_>, at: usize, max: usize) -> Step {
     if max < 4 {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     ans.put_u8(at + 2, CCT_BLOCKS as u8);
     ans.put_u8(at + 3, LOG_ELEMS as u8);
@@ -66,8 +65,7 @@ pub(crate) fn get_info(ans: &mut Answer<'_>, at: usize, max: usize) -> Step {
 /// Get(HFICongestionSetting).
 pub(crate) fn get_setting(sma: &Sma<'_>, ans: &mut Answer<'_>, at: usize, max: usize) -> Step {
     if max < SETTING_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let c = sma.port.congestion.lock();
     ans.put_be32(at, c.control_map);
@@ -81,8 +79,7 @@ pub(crate) fn get_setting(sma: &Sma<'_>, ans: &mut Answer<'_>, at: usize, max: u
 /// Set(HFICongestionSetting): the control map and each SL's entry; the answer as a Get.
 pub(crate) fn set_setting(sma: &Sma<'_>, ans: &mut Answer<'_>, at: usize, max: usize) -> Step {
     if max < SETTING_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     {
         let mut c = sma.port.congestion.lock();
@@ -101,8 +98,7 @@ pub(crate) fn set_setting(sma: &Sma<'_>, ans: &mut Answer<'_>, at: usize, max: u
 /// Get(HFICongestionLog): the HFI's log type, the time in 1.024 us units, no events.
 pub(crate) fn get_log(ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am != 0 || max < LOG_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     ans.put_u8(at, LOG_TYPE_HFI);
     ans.put_be32(at + 4, (Ktime::ktime_get().to_ns() / 1024) as u32);
@@ -156,8 +152,7 @@ pub(crate) fn set_table(
     let first = start * CCT_ENTRIES;
     let end = first + (n - 1) * CCT_ENTRIES + limit % CCT_ENTRIES + 1;
     if limit + 1 > end {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     {
         let mut c = sma.port.congestion.lock();

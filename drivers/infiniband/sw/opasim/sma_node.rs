@@ -7,7 +7,7 @@
 use crate::{
     hfi::{Hfi, PART_ID, VENDOR_ID},
     port::{Port, PKEY_TABLE_LEN},
-    sma::{Answer, Sma, Step, OPA_SM_CLASS_VERSION, STATUS_INVALID_FIELD},
+    sma::{invalid, Answer, Sma, Step, OPA_SM_CLASS_VERSION, STATUS_INVALID_FIELD},
 };
 use kernel::{
     rdma::provider::{mad::OPA_BASE_VERSION, ProviderDevice},
@@ -40,8 +40,7 @@ pub(crate) fn get_nodeinfo(
 ) -> Step {
     let guid = sma.dev.data().guid;
     if am != 0 || guid == 0 || sma.port.guid == 0 || max < NODE_INFO_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     ans.put_u8(at, OPA_BASE_VERSION);
     ans.put_u8(at + 1, OPA_SM_CLASS_VERSION);
@@ -97,8 +96,7 @@ pub(crate) fn get_nodedesc(
     max: usize,
 ) -> Step {
     if am != 0 || max < NODE_DESC_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     ans.put(at, &sma.dev.data().node_desc());
     Step::Added(NODE_DESC_LEN)

@@ -11,7 +11,7 @@ use crate::{
     mgmt::{phys_state, state_num, LINK_WIDTH_4X, PHYS_DISABLED, PHYS_POLLING},
     port::Counters,
     portinfo_fields::{led_offline, put_mgmt, put_vl_mtus, take_vl_mtus, MgmtSet},
-    sma::{Answer, Sma, Step, METHOD_GET, STATUS_INVALID_FIELD},
+    sma::{invalid, Answer, Sma, Step, METHOD_GET, STATUS_INVALID_FIELD},
 };
 use kernel::rdma::provider::PortState;
 
@@ -40,8 +40,7 @@ pub(crate) fn get_portinfo(
     max: usize,
 ) -> Step {
     if am_nport(am) != 1 || max < PORT_INFO_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let port = sma.port;
     let c = port.config();
@@ -199,8 +198,7 @@ pub(crate) fn set_portinfo(
     max: usize,
 ) -> Step {
     if am_nport(am) != 1 || max < PORT_INFO_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let lid = ans.be32_at(at);
     let smlid = ans.be32_at(at + 108);
@@ -292,8 +290,7 @@ pub(crate) fn set_portinfo(
 /// Get(PortStateInfo) (`__subn_get_opa_psi()`).
 pub(crate) fn get_psi(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nport(am) != 1 || max < PSI_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let port = sma.port;
     let c = port.config();
@@ -311,8 +308,7 @@ pub(crate) fn get_psi(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, m
 /// Set(PortStateInfo) (`__subn_set_opa_psi()`): the port states only.
 pub(crate) fn set_psi(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nport(am) != 1 || max < PSI_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let port = sma.port;
     let states = ans.u8_at(at + 3);

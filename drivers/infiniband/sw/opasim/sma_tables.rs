@@ -10,7 +10,9 @@ use crate::{
     integrity::{NUM_DATA_VLS, VL15},
     mgmt::{BCT_LEN, NUM_SC, VLARB_ELEMS},
     port::PKEY_TABLE_LEN,
-    sma::{Answer, Sma, Step, LIM_MGMT_P_KEY, STATUS_INVALID_FIELD, STATUS_UNSUP_METH_ATTR},
+    sma::{
+        invalid, Answer, Sma, Step, LIM_MGMT_P_KEY, STATUS_INVALID_FIELD, STATUS_UNSUP_METH_ATTR,
+    },
     sma_cong,
     sma_port::am_nport,
 };
@@ -72,8 +74,7 @@ pub(crate) fn set(
         0x16 => set_pkeys(sma, ans, am, at, max),
         0x17 | 0x82 => {
             if am != 0 || max < NUM_SC {
-                ans.fail(STATUS_INVALID_FIELD);
-                return Step::Added(0);
+                return invalid(ans);
             }
             let mut t = [0u8; NUM_SC];
             t.copy_from_slice(ans.bytes(at, NUM_SC));
@@ -88,8 +89,7 @@ pub(crate) fn set(
         0x8a => set_bct(sma, ans, am, at, max),
         0x31 => {
             if am_nport(am) != 1 || max < 8 {
-                ans.fail(STATUS_INVALID_FIELD);
-                return Step::Added(0);
+                return invalid(ans);
             }
             let on = ans.be32_at(at) & (1 << 31) != 0;
             sma.port.update_mgmt(|m| m.led_on = on);
@@ -130,8 +130,7 @@ fn get_pkeys(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize
         return Step::Added(0);
     };
     if am & 0x7ff != 0 {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let pkeys = sma.port.config().pkeys;
     for (i, p) in pkeys.iter().enumerate() {
@@ -152,8 +151,7 @@ fn set_pkeys(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize
             *p = ans.be16_at(at + 2 * i);
         }
         if !t.contains(&LIM_MGMT_P_KEY) {
-            ans.fail(STATUS_INVALID_FIELD);
-            return Step::Added(0);
+            return invalid(ans);
         }
         let (old, _) = sma.port.update_config(|c| c.pkeys = t);
         if old.pkeys != t {
@@ -166,8 +164,7 @@ fn set_pkeys(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize
 /// SL2SC or SC2SL: no attribute modifier, 32 bytes.
 fn get_map(ans: &mut Answer<'_>, am: u32, at: usize, max: usize, t: [u8; NUM_SC]) -> Step {
     if am != 0 || max < NUM_SC {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     ans.put(at, &t);
     Step::Added(NUM_SC)
@@ -183,8 +180,7 @@ fn configured(sma: &Sma<'_>) -> bool {
 
 fn get_sc2vlt(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nblk(am) != 1 || max < NUM_SC {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let mut t = sma.port.sc2vl();
     for (sc, vl) in t.iter_mut().enumerate() {
@@ -202,8 +198,7 @@ fn get_sc2vlt(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usiz
 fn set_sc2vlt(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     let async_update = am & (1 << 12) != 0;
     if am_nblk(am) != 1 || async_update || max < NUM_SC || configured(sma) {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let mut t = [0u8; NUM_SC];
     t.copy_from_slice(ans.bytes(at, NUM_SC));
@@ -218,8 +213,7 @@ fn set_sc2vlt(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usiz
 
 fn get_sc2vlnt(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nport(am) != 1 || max < NUM_SC {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     ans.put(at, &sma.port.mgmt().sc2vlnt);
     Step::Added(NUM_SC)
@@ -227,8 +221,7 @@ fn get_sc2vlnt(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usi
 
 fn set_sc2vlnt(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nport(am) != 1 || max < NUM_SC || configured(sma) {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let mut t = [0u8; NUM_SC];
     t.copy_from_slice(ans.bytes(at, NUM_SC));
@@ -241,8 +234,7 @@ fn set_sc2vlnt(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usi
 /// high tables and reads no preemption.
 fn get_vlarb(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nport(am) != 1 || max < VLARB_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let m = sma.port.mgmt();
     match (am >> 16) & 0xff {
@@ -259,8 +251,7 @@ fn get_vlarb(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize
 
 fn set_vlarb(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nport(am) != 1 || max < VLARB_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let mut t = [0u8; 2 * VLARB_ELEMS];
     t.copy_from_slice(ans.bytes(at, 2 * VLARB_ELEMS));
@@ -276,8 +267,7 @@ fn set_vlarb(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize
 
 fn get_bct(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nport(am) != 1 || max < BCT_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     ans.put(at, &sma.port.mgmt().bct);
     Step::Added(BCT_LEN)
@@ -287,8 +277,7 @@ fn get_bct(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) 
 /// have (not a data VL, not VL15) are cleared.
 fn set_bct(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nport(am) != 1 || max < BCT_LEN {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     let mut t = [0u8; BCT_LEN];
     t.copy_from_slice(ans.bytes(at, BCT_LEN));
@@ -307,8 +296,7 @@ fn set_bct(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) 
 
 fn get_led(sma: &Sma<'_>, ans: &mut Answer<'_>, am: u32, at: usize, max: usize) -> Step {
     if am_nport(am) != 1 || max < 8 {
-        ans.fail(STATUS_INVALID_FIELD);
-        return Step::Added(0);
+        return invalid(ans);
     }
     ans.put_be32(at, u32::from(sma.port.mgmt().led_on) << 31);
     Step::Added(8)
