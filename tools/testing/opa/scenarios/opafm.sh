@@ -147,15 +147,32 @@ cat /tmp/d.out
 grep -q "^4 port(s), 4 served by a VNIC driver$" /tmp/d.out || fail "vnic-em discover: not the four HFI ports"
 echo "ok: vnic-em discover against opa-fm's SA: 4 ports, 4 served"
 
-# Unloaded, the driver clears the bit; the port's trap 144 tells the SM, whose SA follows.
-must rmmod opa_vnic_rs
+# cap3_gone DRV: after rmmod DRV, the port's trap 144 tells the SM, whose SA follows.
+cap3_gone() {
+	must rmmod "$1"
+	n=0
+	until c=$(cap3 $lid2) && [ -n "$c" ] && [ $((c & 0x2000)) = 0 ]; do
+		[ $n -ge 30 ] && { cat /tmp/sa-pi; fail "opasim2's PortInfoRecord still has IsEthOnFabric ($c) 30 s after rmmod $1"; }
+		sleep 1
+		n=$((n + 1))
+	done
+	echo "ok: PortInfoRecord of opasim2 without IsEthOnFabric after rmmod $1 ($c)"
+}
+cap3_gone opa_vnic_rs
+
+echo "== the C opa_vnic, as reference"
+must modprobe opa_vnic
 n=0
-until c=$(cap3 $lid2) && [ -n "$c" ] && [ $((c & 0x2000)) = 0 ]; do
-	[ $n -ge 30 ] && { cat /tmp/sa-pi; fail "opasim2's PortInfoRecord still has IsEthOnFabric ($c) 30 s after rmmod"; }
+until [ "$(cap3 $lid2)" = 0x2000 ]; do
+	[ $n -ge 30 ] && { cat /tmp/sa-pi; fail "the C opa_vnic: no IsEthOnFabric in opasim2's PortInfoRecord"; }
 	sleep 1
 	n=$((n + 1))
 done
-echo "ok: PortInfoRecord of opasim2 without IsEthOnFabric after rmmod opa_vnic_rs ($c)"
+echo "ok: PortInfoRecord of opasim2: IsEthOnFabric with the C opa_vnic"
+/opa/vnic-em -d umad0 discover >/tmp/d.out 2>&1 || { cat /tmp/d.out; fail "vnic-em discover under the C opa_vnic"; }
+grep -q "^4 port(s), 4 served by a VNIC driver$" /tmp/d.out || { cat /tmp/d.out; fail "vnic-em discover under the C opa_vnic: not the four HFI ports"; }
+echo "ok: vnic-em discover under the C opa_vnic: 4 ports, 4 served"
+cap3_gone opa_vnic
 
 echo "== opafmd stops"
 $fm halt >/dev/null 2>&1
