@@ -25,6 +25,7 @@ mod adapter;
 mod attr;
 mod device;
 pub mod mad;
+mod mad_ops;
 mod ucontext;
 
 pub use attr::{
