@@ -17,13 +17,15 @@
 //!   (`sa_create_template_mask()`, `sa_db.c`, with the tables of `sa_m.h`); the fields of a
 //!   NodeRecord and a McMemberRecord match byte for byte under the mask
 //!   (`sa_template_test()`); a PortInfoRecord's table has only EndPortLID, PortNum, Options
-//!   and CapabilityMask.
+//!   and CapabilityMask;
+//! - a McMemberRecord Set joins a port to a group the SA has (`mcmember`), a Set of any other
+//!   attribute is an unsupported method.
 
 use crate::fabric::{FabricView, PortView};
 use opa_wire::sa::{
-    self, attr_offset, McMemberRecord, NodeRecord, PathRecord, PortInfoRecord, SaHdr, SaMad,
-    ATTR_MCMEMBER_RECORD, ATTR_NODE_RECORD, ATTR_PATH_RECORD, ATTR_PORTINFO_RECORD, METHOD_GET,
-    METHOD_GET_RESP, METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, SA_STATUS_INSUFFICIENT_COMPONENTS,
+    self, attr_offset, NodeRecord, PathRecord, PortInfoRecord, SaHdr, SaMad, ATTR_MCMEMBER_RECORD,
+    ATTR_NODE_RECORD, ATTR_PATH_RECORD, ATTR_PORTINFO_RECORD, METHOD_GET, METHOD_GET_RESP,
+    METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, METHOD_SET, SA_STATUS_INSUFFICIENT_COMPONENTS,
     SA_STATUS_NO_RECORDS, SA_STATUS_REQ_INVALID, SA_STATUS_TOO_MANY_RECORDS,
 };
 use opa_wire::wire::mad::{
@@ -114,6 +116,7 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
     };
     let resp_method = match method {
         METHOD_GET => METHOD_GET_RESP,
+        METHOD_SET if attr == ATTR_MCMEMBER_RECORD => METHOD_GET_RESP,
         METHOD_GET_TABLE => METHOD_GET_TABLE_RESP,
         _ => {
             let s = format!("{name} {attr:#06x} method {method:#04x}: unsupported method");
@@ -128,15 +131,18 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
             ));
         }
     };
-    let mname = if method == METHOD_GET {
-        "Get"
-    } else {
-        "GetTable"
+    let mname = match method {
+        METHOD_GET => "Get",
+        METHOD_SET => "Set",
+        _ => "GetTable",
     };
     let found = match attr {
         ATTR_NODE_RECORD => node_records(&req, view),
         ATTR_PORTINFO_RECORD => port_info_records(&req, view),
-        ATTR_MCMEMBER_RECORD if method == METHOD_GET_TABLE => mc_member_records(&req, view),
+        ATTR_MCMEMBER_RECORD if method == METHOD_GET_TABLE => {
+            mcmember::mc_member_records(&req, view)
+        }
+        ATTR_MCMEMBER_RECORD => mcmember::mc_join(&req, view),
         ATTR_PATH_RECORD => path_records(&req, view),
         _ => {
             let s = format!("{name} {attr:#06x} {mname}: unsupported attribute");
@@ -164,8 +170,8 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
         attr_offset: attr_offset(size),
         comp_mask: req.sa.comp_mask,
     };
-    if method == METHOD_GET {
-        let s = format!("{name} Get: {} record(s)", records.len());
+    if method != METHOD_GET_TABLE {
+        let s = format!("{name} {mname}: {} record(s)", records.len());
         return Some(match records.as_slice() {
             [one] => reply(METHOD_GET_RESP, 0, tid, attr, &sa, one, s),
             [] => reply(
@@ -244,32 +250,6 @@ const NODE_FIELDS: [Field; 16] = [
     (384, 8),
     (392, 24),
     (416, 512),
-];
-
-/// `StlMcMemberRecordFieldMask`: MGID, PortGID, Q_Key, reserved, MtuSelector, Mtu, TClass,
-/// P_Key, RateSelector, Rate, PktLifeTimeSelector, PktLifeTime, SL, reserved, HopLimit,
-/// Scope, reserved, JoinState, ProxyJoin, MLID.
-const MCMEMBER_FIELDS: [Field; 20] = [
-    (0, 128),
-    (128, 128),
-    (256, 32),
-    (288, 16),
-    (304, 2),
-    (306, 6),
-    (312, 8),
-    (320, 16),
-    (336, 2),
-    (338, 6),
-    (344, 2),
-    (346, 6),
-    (352, 5),
-    (357, 19),
-    (376, 8),
-    (384, 4),
-    (388, 1),
-    (389, 3),
-    (392, 1),
-    (416, 32),
 ];
 
 /// The number of fields of `StlPortInfoRecordFieldMask`: EndPortLID, PortNum, Options,
@@ -378,39 +358,6 @@ fn port_info_records(req: &SaMad<'_>, view: &FabricView) -> Found {
     Ok((PortInfoRecord::SIZE, out))
 }
 
-/// McMemberRecord GetTable (`sa_McMemberRecord_GetTable()`) from a requester without the
-/// SM_Key: one record per group that matches, its PortGID and JoinState cleared; the MTU, Rate
-/// and PacketLifeTime components are left out of the match (`STL_MC_REMOVE_MTU_RATE_LIFE_MASK`).
-fn mc_member_records(req: &SaMad<'_>, view: &FabricView) -> Found {
-    let t = template(req, McMemberRecord::SIZE)?;
-    let mask = req.sa.comp_mask & !MC_REMOVE_MTU_RATE_LIFE;
-    let m = byte_mask(&MCMEMBER_FIELDS, mask, McMemberRecord::SIZE);
-    let mut out = Vec::new();
-    for g in &view.groups {
-        let r = McMemberRecord {
-            mgid: g.mgid,
-            qkey: g.qkey,
-            mtu: g.mtu,
-            pkey: g.pkey,
-            rate: g.rate,
-            sl: g.sl,
-            // Link-local scope (IB_LINK_LOCAL_SCOPE), no join state shown.
-            scope_join: 0x20,
-            mlid: g.mlid,
-            ..McMemberRecord::default()
-        };
-        let mut b = vec![0u8; McMemberRecord::SIZE];
-        if r.encode(&mut b).is_ok() && matches(&b, t, &m) {
-            out.push(b);
-        }
-    }
-    Ok((McMemberRecord::SIZE, out))
-}
-
-/// The MTU, Rate and PacketLifeTime components (and their selectors) of a McMemberRecord,
-/// which opa-fm's SA does not match on in a GetTable (`STL_MC_REMOVE_MTU_RATE_LIFE_MASK`).
-const MC_REMOVE_MTU_RATE_LIFE: u64 = 0x0000_0000_0000_0f30;
-
 /// The components of `mask` outside `known` make a PathRecord request invalid.
 fn check_mask(mask: u64, known: u64) -> Result<(), Status> {
     if mask & !known != 0 {
@@ -511,6 +458,8 @@ impl ToVec for NodeRecord {
         b
     }
 }
+
+mod mcmember;
 
 #[cfg(test)]
 mod tests;

@@ -76,6 +76,10 @@ impl fmt::Display for FabricError {
 
 impl std::error::Error for FabricError {}
 
+/// The subnet prefix a port has until an SM sets another (opafm.xml's default
+/// `<SubnetPrefix>`, the link-local prefix of IBA 4.1.1).
+pub const DEFAULT_SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
+
 /// A MAD transport for the EM's own port.
 pub trait Fabric {
     /// Sends one request MAD to `dest`; the transport waits up to
@@ -97,6 +101,12 @@ pub trait Fabric {
     /// table has no 0xffff (read at each call: the SM may change the table).
     fn limited_member(&self) -> bool {
         false
+    }
+
+    /// The subnet prefix of the EM's port (the first half of its GID 0, which the SM set):
+    /// the first half of every port GID the SA takes. The default is the SM's own default.
+    fn subnet_prefix(&self) -> u64 {
+        DEFAULT_SUBNET_PREFIX
     }
 
     /// Sends the Subnet Administration request `mad` to the subnet manager (the SMLID of the

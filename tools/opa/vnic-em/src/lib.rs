@@ -23,6 +23,7 @@ pub mod docs;
 pub mod error;
 pub mod fabric;
 pub mod fake;
+pub mod groups;
 pub mod mac;
 pub mod mad;
 pub mod names;

@@ -173,7 +173,11 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                 json,
                 diff,
             };
-            commands::apply(&mut client, &cfg, opts, io)
+            let exit = commands::apply(&mut client, &cfg, opts, io)?;
+            if dry_run || check || diff {
+                return Ok(exit);
+            }
+            commands::join_groups(&mut client, &cfg, json, exit, io)
         }
         Command::Show {
             sel,

@@ -31,7 +31,7 @@ pub use opa_umad::{
     UMAD_HDR_SIZE,
 };
 
-use crate::fabric::{Dest, Event, Fabric, FabricError};
+use crate::fabric::{Dest, Event, Fabric, FabricError, DEFAULT_SUBNET_PREFIX};
 
 /// Every umad device under `root` (`/` on a real system), sorted by
 /// number; checks the ABI version first ([`opa_umad::list_ports`]).
@@ -77,6 +77,22 @@ pub fn port_sm_sl(port_dir: &Path) -> u8 {
         .and_then(|v| u8::try_from(v).ok())
         .filter(|&v| v < 32)
         .unwrap_or(0)
+}
+
+/// A port's subnet prefix: the first half of its GID 0 in sysfs (`gids/0`, eight groups of
+/// four hexadecimal digits), `None` when it cannot be read.
+pub fn port_subnet_prefix(port_dir: &Path) -> Option<u64> {
+    let s = std::fs::read_to_string(port_dir.join("gids/0")).ok()?;
+    let groups: Vec<&str> = s.trim().split(':').collect();
+    if groups.len() != 8 {
+        return None;
+    }
+    groups[..4].iter().try_fold(0u64, |acc, g| {
+        (g.len() == 4)
+            .then(|| u16::from_str_radix(g, 16).ok())
+            .flatten()
+            .map(|v| (acc << 16) | u64::from(v))
+    })
 }
 
 /// Whether a port's sysfs `pkeys` folder has any entry (a port without one says nothing of
@@ -300,6 +316,10 @@ impl Fabric for Umad {
             self.port.name,
             self.local_lid()
         )
+    }
+
+    fn subnet_prefix(&self) -> u64 {
+        port_subnet_prefix(&self.sysfs).unwrap_or(DEFAULT_SUBNET_PREFIX)
     }
 
     fn sa_request(

@@ -168,15 +168,16 @@ fn names_that_give_no_port_or_two_stop_everything() {
 fn watch_follows_a_lid_the_sm_changed() {
     let (mut c, view) = fabric();
     let cfg = parse(NAMED).unwrap();
-    // The SM moves hostB from LID 3 to 0x33 between the first poll and the second (three SA
-    // requests a poll: NodeRecords, PortInfoRecords, the vesw's multicast group); its vports
+    // The SM moves hostB from LID 3 to 0x33 between the first poll and the second (seven SA
+    // requests a poll: NodeRecords, PortInfoRecords, the vesw's multicast group; then the
+    // joins of its two node ports: NodeRecords, PortInfoRecords and a Set each); its vports
     // stay on the node.
-    c.fabric_mut().move_at_sa_request = Some((4, 3, 0x33));
+    c.fabric_mut().move_at_sa_request = Some((8, 3, 0x33));
     let v = view.clone();
     let mut n = 0;
     c.fabric_mut().sa = Some(SaHook::new(move |mad| {
         n += 1;
-        if n == 4 {
+        if n == 8 {
             v.borrow_mut().ports[2].lid = 0x33;
         }
         answer(mad, &v.borrow()).map(|a| a.mad)
@@ -191,11 +192,16 @@ fn watch_follows_a_lid_the_sm_changed() {
     let r = capture(|io| watch::watch(&mut c, &cfg, &opts, &stop, io));
     assert_eq!(r.code, Exit::Ok, "{}{}", r.out, r.err);
     let log: Vec<&str> = r.out.lines().collect();
+    // Both node ports joined the group at the start, and joined again under the new LID.
+    let joined = "vesw 10 (red): 2 node port(s) joined multicast group \
+                  0xff12401b80010000:0x00000000ffffffff (MLID 0xf0000001)";
+    assert_eq!(log[1], joined, "{}", r.out);
     assert_eq!(
-        log[5..],
+        log[6..],
         [
             "\"hostB hfi1_0\" (line 6): LID 0x0003 -> 0x0033, found by poll: re-applying what \
              points to it",
+            joined,
             "LID 0x0002 vport 0 [vesw 10 red]: unknown_ucast_dlids differ(s); MAC table differs, \
              found by poll: re-applied 2 Set(s)",
             "LID 0x0033 vport 0 [vesw 10 red]: unknown_ucast_dlids, encap_slid differ(s); MAC \

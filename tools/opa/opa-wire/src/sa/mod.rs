@@ -34,6 +34,8 @@ pub const SA_BASE_VERSION: u8 = OPA_MGMT_BASE_VERSION;
 pub const METHOD_GET: u8 = 0x01;
 /// Method GetResp.
 pub const METHOD_GET_RESP: u8 = 0x81;
+/// Method Set (a McMemberRecord join).
+pub const METHOD_SET: u8 = 0x02;
 /// Method GetTable: every matching record (`IB_SA_METHOD_GET_TABLE`).
 pub const METHOD_GET_TABLE: u8 = 0x12;
 /// Method GetTableResp (`IB_SA_METHOD_GET_TABLE_RESP`).

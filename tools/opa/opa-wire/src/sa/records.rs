@@ -398,6 +398,14 @@ impl McMemberRecord {
     pub const COMP_MGID: u64 = 0x1;
     /// Component: RID.PortGID.
     pub const COMP_PORTGID: u64 = 0x2;
+    /// Component: JoinState (`STL_MCMEMBER_COMPONENTMASK_JNSTATE`).
+    pub const COMP_JOIN_STATE: u64 = 0x2_0000;
+    /// The components a join names (`STL_MCMEMBER_COMPONENTMASK_OK_JOIN`): the group, the
+    /// member and how it joins; the SA fills in the group's parameters.
+    pub const COMP_OK_JOIN: u64 = Self::COMP_MGID | Self::COMP_PORTGID | Self::COMP_JOIN_STATE;
+    /// JoinState FullMember, the low bit of the byte at offset 48: the member receives the
+    /// group's packets, so the SM adds its switch port to the group's multicast tables.
+    pub const JOIN_FULL_MEMBER: u8 = 0x01;
 
     /// Decodes a record from its first [`Self::SIZE`] bytes.
     pub fn decode(b: &[u8]) -> Result<Self, WireError> {

@@ -6,6 +6,7 @@ use crate::client::{Client, EmError};
 use crate::config::Config;
 use crate::error::{Exit, Result};
 use crate::fabric::Fabric;
+use crate::groups;
 use crate::plan::{make_plan, send_steps};
 use crate::view::plan::{apply_json, step_diff, step_text, ApplyReport};
 
@@ -119,5 +120,42 @@ pub fn apply<F: Fabric>(
         Exit::Device
     } else {
         Exit::Fabric
+    })
+}
+
+/// After `apply` sent its Sets: the node ports of each vesw joined to its multicast group
+/// ([`crate::groups`]), one line a vesw (none with `json`, whose output is one document), one
+/// error line a port that could not join. A failed join makes a successful apply's exit a
+/// fabric error: broadcast would not reach that port.
+pub fn join_groups<F: Fabric>(
+    client: &mut Client<F>,
+    cfg: &Config,
+    json: bool,
+    exit: Exit,
+    io: &mut Io<'_>,
+) -> Result {
+    let pol = *client.policy();
+    let mut failed = false;
+    match groups::join_groups(client.fabric_mut(), cfg, pol.timeout, pol.retries) {
+        Ok(joins) => {
+            for j in &joins {
+                if !json && !j.joined.is_empty() {
+                    writeln!(io.out, "{}", j.text())?;
+                }
+                for e in &j.errors {
+                    writeln!(io.err, "vnic-em: {e}")?;
+                    failed = true;
+                }
+            }
+        }
+        Err(e) => {
+            writeln!(io.err, "vnic-em: {e}")?;
+            failed = true;
+        }
+    }
+    Ok(if failed && exit == Exit::Ok {
+        Exit::Fabric
+    } else {
+        exit
     })
 }

@@ -24,6 +24,7 @@ use crate::client::{Client, EmError};
 use crate::config::Config;
 use crate::error::{Error, Exit, Result};
 use crate::fabric::Fabric;
+use crate::groups::JoinWatch;
 use crate::names::{self, NamesError, Resolved};
 use crate::plan::{config_lids, make_plan_lids, send_steps};
 use crate::repair::repairs;
@@ -265,6 +266,7 @@ pub fn watch<F: Fabric>(
     let mut lids = config_lids(cfg);
     let mut w = Watcher::new(cfg, opts.full_tables);
     let mut names = NameWatch::default();
+    let mut joins = JoinWatch::default();
     // Names and multicast groups come from the SA, at the start and at every poll.
     let ask_sa = names::needs_sa(cfg);
     if ask_sa {
@@ -308,6 +310,10 @@ pub fn watch<F: Fabric>(
                     None if names.current.is_none() => lids.clear(),
                     None => {}
                 }
+            }
+            if let Some(r) = &names.current {
+                // Members again: a restarted SM's groups have none.
+                joins.poll(client, &r.cfg, io)?;
             }
             (lids.clone(), why)
         } else {

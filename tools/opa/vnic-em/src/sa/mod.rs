@@ -20,10 +20,12 @@
 //! (32 bits).
 //!
 //! One job a file: [`NodeRef`] and [`SaNode`] (a port as named and as the SA describes it),
-//! the MGIDs of multicast groups, the errors, the request and its retries (`query`), the
+//! the MGIDs of multicast groups, a port's join to one (`join`), the errors, the request and
+//! its retries (`query`), the
 //! tables read and filtered (`records`), and a name resolved to its port (`resolve`).
 
 mod error;
+mod join;
 mod mgid;
 mod node;
 mod query;
@@ -31,6 +33,7 @@ mod records;
 mod resolve;
 
 pub use error::{ResolveError, SaError};
+pub use join::port_gid;
 pub use mgid::{mgid_text, parse_mgid, DEFAULT_MCAST_MGID};
 pub use node::{NodeRef, SaNode};
 pub use query::{SaClient, BUSY_PAUSE, BUSY_PAUSE_MAX, BUSY_RETRIES};

@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use opa_wire::sa::{
-    self, SaHdr, SaMad, MAD_STATUS_BUSY, METHOD_GET, METHOD_GET_RESP, METHOD_GET_TABLE_RESP,
+    self, SaHdr, SaMad, MAD_STATUS_BUSY, METHOD_GET, METHOD_GET_RESP, METHOD_GET_TABLE,
+    METHOD_GET_TABLE_RESP, METHOD_SET,
 };
 
 use crate::fabric::Fabric;
@@ -106,7 +107,7 @@ impl<'a, F: Fabric> SaClient<'a, F> {
                     .min(BUSY_PAUSE_MAX.max(self.busy_pause));
                 continue;
             }
-            let want = if method == METHOD_GET {
+            let want = if method == METHOD_GET || method == METHOD_SET {
                 METHOD_GET_RESP
             } else {
                 METHOD_GET_TABLE_RESP
@@ -117,7 +118,7 @@ impl<'a, F: Fabric> SaClient<'a, F> {
                     m.hdr.method, m.hdr.attr_id
                 )));
             }
-            let recs = if method == METHOD_GET {
+            let recs = if method != METHOD_GET_TABLE {
                 if m.hdr.status == 0 {
                     vec![m.data.to_vec()]
                 } else {
