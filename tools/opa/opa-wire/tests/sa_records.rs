@@ -68,8 +68,10 @@ fn layouts_match_the_headers() {
         ..Default::default()
     };
     r.encode(&mut b).unwrap();
-    // Words 10 and 11 are the 32-bit DLID and SLID (`opa_path_rec_table`).
-    assert_eq!(&b[40..48], &[0, 0, 0, 0x10, 0, 0, 0, 0x20]);
+    // IBA 15.2.5.16, as opa-fm serves it: 16-bit DLID and SLID at byte 40, Reversible and
+    // NumbPath at 49, P_Key at 50, QosClass:12 SL:4 at 52, MTU, Rate, PacketLifeTime at 54.
+    assert_eq!(&b[40..44], &[0, 0x10, 0, 0x20]);
+    assert_eq!(&b[48..57], &[0, 0x81, 0xff, 0xff, 0, 3, 7, 16, 18]);
     assert_eq!(&b[8..10], &[0xfe, 0x80]);
     assert_eq!(PathRecord::gid_guid(&r.dgid), 7);
     assert_eq!(PathRecord::decode(&b).unwrap(), r);
@@ -157,8 +159,9 @@ fn short_records_and_zero_stride() {
 
 #[test]
 fn mcmember_record_layout() {
-    // STL_MCMEMBER_RECORD of opa-ff's stl_sa_types.h: 56 bytes, the 32-bit MLID last.
-    assert_eq!(McMemberRecord::SIZE, 56);
+    // IB_MCMEMBER_RECORD of opa-ff's ib_sa_records.h (what opa-fm serves): 52 bytes, the
+    // 16-bit MLID after the Q_Key.
+    assert_eq!(McMemberRecord::SIZE, 52);
     assert_eq!(attr_offset(McMemberRecord::SIZE), 7);
     assert_eq!(ATTR_MCMEMBER_RECORD, 0x0038);
     let mut mgid = [0u8; 16];
@@ -170,9 +173,9 @@ fn mcmember_record_layout() {
         mtu: 4,
         pkey: 0x8001,
         rate: 16,
-        sl: 0x1f,
+        sl: 0xf,
         scope_join: 0x21,
-        mlid: 0xf000_0001,
+        mlid: 0xc001,
         ..McMemberRecord::default()
     };
     let mut b = [0u8; McMemberRecord::SIZE];
@@ -182,24 +185,22 @@ fn mcmember_record_layout() {
     assert_eq!(b[38], 4);
     assert_eq!(&b[40..42], &[0x80, 0x01]);
     assert_eq!(b[42], 16);
-    assert_eq!(b[44], 0xf8, "SL in the top 5 bits");
+    assert_eq!(&b[36..38], &[0xc0, 0x01]);
+    assert_eq!(b[44], 0xf0, "SL in the top 4 bits");
     assert_eq!(b[48], 0x21);
-    assert_eq!(&b[52..56], &[0xf0, 0, 0, 1]);
     assert_eq!(McMemberRecord::decode(&b).unwrap(), r);
-    assert_eq!(McMemberRecord::decode(&b[..55]), Err(WireError::Truncated));
+    assert_eq!(McMemberRecord::decode(&b[..51]), Err(WireError::Truncated));
 }
 
 #[test]
 fn mlids_in_the_16b_lid_space() {
-    // hfi1's __opa_get_lid(): 0xf0000000 + n is 0xf00000 + n in a 16B header.
-    assert_eq!(records::mlid_to_16b(0xf000_0000), Some(0xf0_0000));
-    assert_eq!(records::mlid_to_16b(0xf000_0001), Some(0xf0_0001));
-    assert_eq!(records::mlid_to_16b(0xf000_3ffe), Some(0xf0_3ffe));
-    assert_eq!(records::mlid_to_16b(0x0000_c000), None, "a 16-bit IB MLID");
-    assert_eq!(records::mlid_to_16b(0xffff_ffff), None, "permissive");
-    assert_eq!(
-        records::mlid_to_16b(0xf0ff_ffff),
-        None,
-        "past the 24-bit space"
-    );
+    // opa-ff's MCAST16_TO_MCAST24(): 0xc000 + n is 0xf00000 + n in a 16B header, and opa-fm's
+    // 32-bit 0xf0000000 + n is 0xc000 + n at IB's versions (MCAST32_TO_MCAST16()).
+    assert_eq!(records::mlid16_to_16b(0xc000), Some(0xf0_0000));
+    assert_eq!(records::mlid16_to_16b(0xc001), Some(0xf0_0001));
+    assert_eq!(records::mlid16_to_16b(0xfffe), Some(0xf0_3ffe));
+    assert_eq!(records::mlid16_to_16b(0xbfff), None, "a unicast LID");
+    assert_eq!(records::mlid16_to_16b(0xffff), None, "permissive");
+    assert_eq!(records::mlid32_to_16(0xf000_0000), 0xc000);
+    assert_eq!(records::mlid32_to_16(0xf000_3ffe), 0xfffe);
 }

@@ -18,8 +18,10 @@
 //!   NodeRecord and a McMemberRecord match byte for byte under the mask
 //!   (`sa_template_test()`); a PortInfoRecord's table has only EndPortLID, PortNum, Options
 //!   and CapabilityMask;
-//! - a McMemberRecord Set joins a port to a group the SA has (`mcmember`), a Set of any other
-//!   attribute is an unsupported method.
+//! - PathRecords and McMemberRecords only at InfiniBand's base and class versions (1 and 2),
+//!   BAD_CLASS at OPA's (`sa_PathRecord()`, `sa_McMemberRecord()`); a McMemberRecord Set
+//!   joins a port to a group the SA has (`mcmember`), a Set of anything else is an
+//!   unsupported method.
 
 use crate::fabric::{FabricView, PortView};
 use opa_wire::sa::{
@@ -76,6 +78,11 @@ pub fn answer(mad: &[u8], view: &FabricView) -> Option<Answer> {
 /// that opa-fm's SA drops (`sa_filter_validate_mad()`): a non-zero SM_Key, a PortInfoRecord
 /// request not on P_Key 0xffff.
 pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Answer> {
+    // A PathRecord request comes at InfiniBand's versions, the only ones opa-fm serves it at;
+    // its answer goes back at them.
+    if let Ok(req) = SaMad::decode_ib(mad) {
+        return answer_ib(&req, view);
+    }
     let req = match SaMad::decode(mad) {
         Ok(r) => r,
         Err(_) => {
@@ -116,7 +123,6 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
     };
     let resp_method = match method {
         METHOD_GET => METHOD_GET_RESP,
-        METHOD_SET if attr == ATTR_MCMEMBER_RECORD => METHOD_GET_RESP,
         METHOD_GET_TABLE => METHOD_GET_TABLE_RESP,
         _ => {
             let s = format!("{name} {attr:#06x} method {method:#04x}: unsupported method");
@@ -137,13 +143,21 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
         _ => "GetTable",
     };
     let found = match attr {
+        ATTR_PATH_RECORD | ATTR_MCMEMBER_RECORD => {
+            // sa_PathRecord(), sa_McMemberRecord(): only at IB's base and class versions.
+            let s = format!("{name} {mname}: not at OPA's class version");
+            return Some(reply(
+                resp_method,
+                sa::MAD_STATUS_BAD_CLASS,
+                tid,
+                attr,
+                &req.sa,
+                &[],
+                s,
+            ));
+        }
         ATTR_NODE_RECORD => node_records(&req, view),
         ATTR_PORTINFO_RECORD => port_info_records(&req, view),
-        ATTR_MCMEMBER_RECORD if method == METHOD_GET_TABLE => {
-            mcmember::mc_member_records(&req, view)
-        }
-        ATTR_MCMEMBER_RECORD => mcmember::mc_join(&req, view),
-        ATTR_PATH_RECORD => path_records(&req, view),
         _ => {
             let s = format!("{name} {attr:#06x} {mname}: unsupported attribute");
             return Some(reply(
@@ -157,11 +171,18 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
             ));
         }
     };
+    Some(records_reply(&req, name, mname, found))
+}
+
+/// The answer of a Get (one record, or the status that says why not) or of a GetTable (every
+/// record, in one RMPP transfer) to `req`, from what the query `found`.
+fn records_reply(req: &SaMad<'_>, name: &str, mname: &str, found: Found) -> Answer {
+    let (tid, attr, method) = (req.hdr.tid, req.hdr.attr_id, req.hdr.method);
     let (size, records) = match found {
         Ok(r) => r,
         Err(status) => {
             let s = format!("{name} {mname}: status {status:#06x}");
-            return Some(reply(resp_method, status, tid, attr, &req.sa, &[], s));
+            return reply(METHOD_GET_RESP, status, tid, attr, &req.sa, &[], s);
         }
     };
     let stride = usize::from(attr_offset(size)) * 8;
@@ -172,7 +193,7 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
     };
     if method != METHOD_GET_TABLE {
         let s = format!("{name} {mname}: {} record(s)", records.len());
-        return Some(match records.as_slice() {
+        return match records.as_slice() {
             [one] => reply(METHOD_GET_RESP, 0, tid, attr, &sa, one, s),
             [] => reply(
                 METHOD_GET_RESP,
@@ -192,7 +213,7 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
                 &[],
                 s,
             ),
-        });
+        };
     }
     let mut data = vec![0u8; stride * records.len()];
     for (chunk, r) in data.chunks_exact_mut(stride).zip(&records) {
@@ -205,7 +226,58 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
         records.len(),
         data.len()
     );
-    Some(reply(METHOD_GET_TABLE_RESP, 0, tid, attr, &sa, &data, s))
+    reply(METHOD_GET_TABLE_RESP, 0, tid, attr, &sa, &data, s)
+}
+
+/// The answer to an SA request at InfiniBand's versions: a PathRecord Get or GetTable
+/// (`sa_PathRecord.c`), a McMemberRecord Get, GetTable or Set (`sa_McMemberRecord.c`), the
+/// answer at the same versions; anything else is refused as an unsupported method or
+/// attribute.
+fn answer_ib(req: &SaMad<'_>, view: &FabricView) -> Option<Answer> {
+    let (method, tid, attr) = (req.hdr.method, req.hdr.tid, req.hdr.attr_id);
+    if method & 0x80 != 0 || req.sa.sm_key != 0 {
+        return None;
+    }
+    let mname = match method {
+        METHOD_GET => "Get",
+        METHOD_SET => "Set",
+        _ => "GetTable",
+    };
+    let a = match (method, attr) {
+        (METHOD_GET | METHOD_GET_TABLE, ATTR_PATH_RECORD) => {
+            records_reply(req, "PathRecord", mname, path_records(req, view))
+        }
+        (METHOD_GET | METHOD_GET_TABLE, ATTR_MCMEMBER_RECORD) => records_reply(
+            req,
+            "McMemberRecord",
+            mname,
+            mcmember::mc_member_records(req, view),
+        ),
+        (METHOD_SET, ATTR_MCMEMBER_RECORD) => {
+            records_reply(req, "McMemberRecord", mname, mcmember::mc_join(req, view))
+        }
+        _ => {
+            let status = if attr == ATTR_PATH_RECORD || attr == ATTR_MCMEMBER_RECORD {
+                MAD_STATUS_UNSUPPORTED_METHOD
+            } else {
+                MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB
+            };
+            let s = format!("attribute {attr:#06x} method {method:#04x} at IB's versions");
+            reply(METHOD_GET_RESP, status, tid, attr, &req.sa, &[], s)
+        }
+    };
+    Some(ib_versions(a))
+}
+
+/// `a` at InfiniBand's base and class versions.
+fn ib_versions(mut a: Answer) -> Answer {
+    if let Some(v) = a.mad.get_mut(0) {
+        *v = sa::IB_SA_BASE_VERSION;
+    }
+    if let Some(v) = a.mad.get_mut(2) {
+        *v = sa::IB_SA_CLASS_VERSION;
+    }
+    a
 }
 
 /// A response MAD with `data` after the headers.
@@ -383,10 +455,14 @@ fn path_records(req: &SaMad<'_>, view: &FabricView) -> Found {
     )?;
     let t = PathRecord::decode(req.data).map_err(|_| SA_STATUS_REQ_INVALID)?;
     let on = |bit: u64| m & bit != 0;
-    let pick = |lid_bit, lid: u32, gid_bit, gid: &[u8; 16]| -> Result<Vec<&PortView>, Status> {
-        let ports = view.ports.iter().filter(|p| p.is_up());
+    let pick = |lid_bit, lid: u16, gid_bit, gid: &[u8; 16]| -> Result<Vec<&PortView>, Status> {
+        // An IB PathRecord has 16-bit LIDs: a port above them has no path of this kind.
+        let ports = view
+            .ports
+            .iter()
+            .filter(|p| p.is_up() && p.lid <= u32::from(u16::MAX));
         Ok(match (on(lid_bit), on(gid_bit)) {
-            (true, _) => ports.filter(|p| p.lid == lid).collect(),
+            (true, _) => ports.filter(|p| p.lid == u32::from(lid)).collect(),
             (false, true) => ports
                 .filter(|p| p.port_guid == PathRecord::gid_guid(gid))
                 .collect(),
@@ -423,8 +499,8 @@ fn path_records(req: &SaMad<'_>, view: &FabricView) -> Found {
                 },
                 dgid: PathRecord::guid_gid(d.port_guid),
                 sgid: PathRecord::guid_gid(s.port_guid),
-                dlid: d.lid,
-                slid: s.lid,
+                dlid: d.lid as u16,
+                slid: s.lid as u16,
                 reversible: true,
                 numb_path: 1,
                 pkey: if on(PathRecord::COMP_PKEY) {

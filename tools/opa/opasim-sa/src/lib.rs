@@ -14,7 +14,8 @@
 //! after its next sweep.
 //!
 //! - [`fabric`]: the snapshot of the fabric and how it is read;
-//! - [`answer`]: the answers to NodeRecord, PortInfoRecord and PathRecord queries.
+//! - [`answer`]: the answers to NodeRecord, PortInfoRecord, McMemberRecord and PathRecord
+//!   queries, and to joins.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(

@@ -6,7 +6,9 @@
 //! opasim-sa [--umad umadN | --hca DEV] [--port N] [--root DIR]
 //! ```
 //!
-//! It registers the SA class (0x03, class version 0x80) for Get and GetTable on the chosen
+//! It registers the SA class (0x03) for Get and GetTable at class version 0x80, and for
+//! Get, GetTable and Set at InfiniBand's class version 2 (PathRecords and McMemberRecords,
+//! which opa-fm serves only there), on the chosen
 //! port, with RMPP done by the kernel's MAD layer, claims the SM role in opasim's `sm` file,
 //! prints `opasim-sa: ready on DEV port N (umadN), LID 0xL`, then one line per query, until
 //! SIGINT or SIGTERM, when it gives the role up.
@@ -23,7 +25,8 @@ use std::time::Duration;
 use clap::Parser;
 use opa_umad::{list_ports, select_port, Device, PortSelect, Registration, SendHdr, QP1_QKEY};
 use opa_wire::sa::{
-    METHOD_GET, METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, RMPP_VERSION, SA_CLASS, SA_CLASS_VERSION,
+    IB_SA_CLASS_VERSION, METHOD_GET, METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, METHOD_SET,
+    RMPP_VERSION, SA_CLASS, SA_CLASS_VERSION,
 };
 use opasim_sa::answer::{answer_from, Requester};
 use opasim_sa::fabric::Source;
@@ -72,16 +75,24 @@ fn run(args: &Args) -> Result<(), String> {
     let port = select_port(&ports, &sel).map_err(|e| e.to_string())?;
     let mut dev = Device::open(&port.dev_path)
         .map_err(|e| format!("cannot open {}: {e}", port.dev_path.display()))?;
-    let reg = Registration::class(SA_CLASS, SA_CLASS_VERSION)
-        .with_method(METHOD_GET)
-        .with_method(METHOD_GET_TABLE)
-        .with_rmpp(RMPP_VERSION);
-    let agent = dev.register(&reg).map_err(|e| {
-        format!(
-            "cannot register the SA class on {} (another SA on the port?): {e}",
-            port.dev_path.display()
-        )
-    })?;
+    // OPA's class version for NodeRecords and PortInfoRecords; InfiniBand's for PathRecords
+    // and McMemberRecords (Set: a join), which opa-fm serves only there.
+    for (version, set) in [(SA_CLASS_VERSION, false), (IB_SA_CLASS_VERSION, true)] {
+        let mut reg = Registration::class(SA_CLASS, version)
+            .with_method(METHOD_GET)
+            .with_method(METHOD_GET_TABLE)
+            .with_rmpp(RMPP_VERSION);
+        if set {
+            reg = reg.with_method(METHOD_SET);
+        }
+        dev.register(&reg).map_err(|e| {
+            format!(
+                "cannot register the SA class (version {version:#04x}) on {} (another SA on \
+                 the port?): {e}",
+                port.dev_path.display()
+            )
+        })?;
+    }
     let source = Source::new(&args.root);
     source
         .claim_sm(Some((&port.ibdev, port.port)))
@@ -107,7 +118,7 @@ fn run(args: &Args) -> Result<(), String> {
     );
     let _ = std::io::stdout().flush();
 
-    let result = serve(&mut dev, agent, &source, (&port.ibdev, port.port), &stop);
+    let result = serve(&mut dev, &source, (&port.ibdev, port.port), &stop);
     let _ = source.claim_sm(None);
     println!("opasim-sa: stopped");
     result
@@ -115,7 +126,6 @@ fn run(args: &Args) -> Result<(), String> {
 
 fn serve(
     dev: &mut Device,
-    agent: opa_umad::AgentId,
     source: &Source,
     (ibdev, port): (&str, u8),
     stop: &AtomicBool,
@@ -164,7 +174,8 @@ fn serve(
             qpn: r.qpn,
             qkey: QP1_QKEY,
             sl: r.sl,
-            ..SendHdr::gsi(agent, r.lid, r.pkey_index)
+            // The agent of the request's class version answers it.
+            ..SendHdr::gsi(r.agent, r.lid, r.pkey_index)
         };
         match dev.send(&hdr, &a.mad) {
             Ok(()) => println!("opasim-sa: LID {:#x}: {}", r.lid, a.summary),

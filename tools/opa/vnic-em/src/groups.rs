@@ -31,8 +31,8 @@ pub struct GroupJoin {
     pub mgid: [u8; 16],
     /// The LIDs of the node ports that are members now.
     pub joined: Vec<u16>,
-    /// The group's MLID, as the SA answered the joins (0 when none was answered).
-    pub mlid: u32,
+    /// The group's 16-bit MLID, as the SA answered the joins (0 when none was answered).
+    pub mlid: u16,
     /// A sentence for each node port that could not join.
     pub errors: Vec<String>,
 }

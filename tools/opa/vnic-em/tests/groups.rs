@@ -79,7 +79,7 @@ fn apply_and_join(c: &mut Client<FakeFabric>, text: &str) -> common::Out {
 fn joins(log: &Log) -> Vec<(u64, u8, u64)> {
     log.borrow()
         .iter()
-        .filter_map(|m| SaMad::decode(m).ok())
+        .filter_map(|m| SaMad::decode_ib(m).ok())
         .filter(|m| m.hdr.method == METHOD_SET && m.hdr.attr_id == ATTR_MCMEMBER_RECORD)
         .map(|m| {
             let r = McMemberRecord::decode(m.data).unwrap();
@@ -107,7 +107,7 @@ fn apply_joins_each_vnic_port_to_its_vesws_group() {
     assert!(
         r.out.contains(
             "vesw 10 (red): 2 node port(s) joined multicast group \
-             0xff12401b80010000:0x00000000ffffffff (MLID 0xf0000001)"
+             0xff12401b80010000:0x00000000ffffffff (MLID 0xc001)"
         ),
         "{}",
         r.out

@@ -194,7 +194,7 @@ fn watch_follows_a_lid_the_sm_changed() {
     let log: Vec<&str> = r.out.lines().collect();
     // Both node ports joined the group at the start, and joined again under the new LID.
     let joined = "vesw 10 (red): 2 node port(s) joined multicast group \
-                  0xff12401b80010000:0x00000000ffffffff (MLID 0xf0000001)";
+                  0xff12401b80010000:0x00000000ffffffff (MLID 0xc001)";
     assert_eq!(log[1], joined, "{}", r.out);
     assert_eq!(
         log[6..],

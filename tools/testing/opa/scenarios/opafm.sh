@@ -139,6 +139,31 @@ cap3() {
 c=$(cap3 $lid2)
 [ "$c" = 0x2000 ] || { cat /tmp/sa-pi; fail "PortInfoRecord of opasim2: CapabilityMask3 '$c', not IsEthOnFabric"; }
 echo "ok: PortInfoRecord of opasim2: IsEthOnFabric with the VNIC driver"
+echo "== PathRecords and McMemberRecords: at IB's versions only"
+# opa-fm serves them only at InfiniBand's base and class versions (sa_PathRecord(),
+# sa_McMemberRecord()), and answers BAD_CLASS at OPA's.
+lid1=$(cat $ib/opasim1/ports/1/lid)
+/opa/sa-query --umad umad3 path --get --slid "$lid1" --dlid "$lid2" >/tmp/q.out 2>&1 || {
+	cat /tmp/q.out
+	fail "sa-query path against opa-fm's SA"
+}
+cat /tmp/q.out
+sed -n 2p /tmp/q.out | grep -q "^path slid $(printf '%#x' $((lid1))) dlid $(printf '%#x' $((lid2))) pkey " ||
+	fail "opa-fm's PathRecord from opasim1 to opasim2"
+/opa/sa-query --umad umad3 path --opa-versions --get --slid "$lid1" --dlid "$lid2" >/tmp/q.out 2>&1 &&
+	fail "opa-fm answered a PathRecord at OPA's versions"
+expect "PathRecord at OPA's versions" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-2)" "status 0x0004"
+/opa/sa-query --umad umad3 mcmember --mgid 0xff12401b80010000:0x00000000ffffffff >/tmp/q.out 2>&1 || {
+	cat /tmp/q.out
+	fail "sa-query mcmember against opa-fm's SA"
+}
+cat /tmp/q.out
+sed -n 2p /tmp/q.out | grep -q "^mcmember mgid 0xff12401b80010000:0x00000000ffffffff mlid 0xc" ||
+	fail "opa-fm's Default broadcast group, with a 16-bit MLID"
+/opa/sa-query --umad umad3 mcmember --opa-versions --mgid 0xff12401b80010000:0x00000000ffffffff \
+	>/tmp/q.out 2>&1 && fail "opa-fm answered a McMemberRecord at OPA's versions"
+expect "McMemberRecord at OPA's versions" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-2)" "status 0x0004"
+
 echo "== vnic-em on opa-fm's SA"
 # NodeRecords and PortInfoRecords with whole templates, on 0xffff and the SM's SL, switch
 # records skipped: the four HFI ports, each served by the VNIC driver.

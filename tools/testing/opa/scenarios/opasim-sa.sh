@@ -3,7 +3,8 @@
 # sa-query as opa-ff's opasaquery asks opa-fm's: under each VNIC driver (which raises
 # CapabilityMask3 IsEthOnFabricSupported on the ports it serves), six one-port HFIs, the SA on
 # opasim0. It claims the SM role (every port's SMLID), answers NodeRecord, PortInfoRecord,
-# McMemberRecord and PathRecord Gets and GetTables with component masks, refuses templates
+# McMemberRecord and PathRecord Gets and GetTables with component masks (the last two at
+# InfiniBand's versions only, BAD_CLASS at OPA's, as opa-fm), refuses templates
 # shorter than the record as opa-fm does (REQ_INVALID), sends a PortInfoRecord table of six
 # ports (2360 bytes) as two RMPP segments, answers with the LIDs of now after a LID change
 # (of a node, and of the SM's own port), refuses what it cannot answer with the SA status,
@@ -84,10 +85,14 @@ run_with() {
 	expect "PortInfoRecord, short template" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-2)" "status 0x0200"
 
 	echo "== McMemberRecord: the group opa-fm's default opafm.xml creates"
+	# At IB's versions, as opa-fm serves it: its 32-bit MLID 0xf0000001 as 0xc001.
 	must q mcmember --mgid 0xff12401b80010000:0x00000000ffffffff >/tmp/q.out
 	cat /tmp/q.out
 	expect "the default group" "$(sed -n 2p /tmp/q.out | cut -d' ' -f2-5)" \
-		"mgid 0xff12401b80010000:0x00000000ffffffff mlid 0xf0000001"
+		"mgid 0xff12401b80010000:0x00000000ffffffff mlid 0xc001"
+	q mcmember --opa-versions --mgid 0xff12401b80010000:0x00000000ffffffff >/tmp/q.out &&
+		fail "a McMemberRecord at OPA's versions was answered"
+	expect "McMemberRecord at OPA's versions" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-2)" "status 0x0004"
 	must q mcmember --mgid 0xff12401b80020000:0x00000000ffffffff >/tmp/q.out
 	expect "no such group" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-4)" "status 0x0000 records 0"
 
@@ -98,6 +103,9 @@ run_with() {
 	expect "paths from LID 2" "$(head -n 1 /tmp/q.out | cut -d' ' -f3-4)" "records 6"
 	q path --get --slid 2 >/tmp/q.out && fail "a path Get without its destination succeeded"
 	expect "insufficient components" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-2)" "status 0x0600"
+	q path --opa-versions --get --slid 2 --dlid 3 >/tmp/q.out &&
+		fail "a PathRecord at OPA's versions was answered"
+	expect "PathRecord at OPA's versions" "$(head -n 1 /tmp/q.out | cut -d' ' -f1-2)" "status 0x0004"
 
 	echo "== the LIDs of now"
 	echo 0x33 >/sys/kernel/debug/opasim/opasim2/port1/lid || fail "LID change refused"

@@ -6,9 +6,11 @@
 //!
 //! The layouts are OPA's (base and class version `0x80`): the SA header after the RMPP header
 //! (`struct ib_sa_mad` of `include/rdma/ib_sa.h`, IBA 15.2.1.1), and the records of opa-ff's
-//! public `stl_sa.h` (`STL_NODE_RECORD`, `STL_PORTINFO_RECORD`) and of the kernel's
-//! `opa_path_rec_table` (`drivers/infiniband/core/sa_query.c`: the OPA PathRecord, 32-bit
-//! LIDs). Records of a GetTable answer follow each other every `AttributeOffset` 8-byte words;
+//! public `stl_sa.h` (`STL_NODE_RECORD`, `STL_PORTINFO_RECORD`, `STL_MCMEMBER_RECORD`). The
+//! PathRecord is the exception: opa-fm serves it only at InfiniBand's versions (base version 1,
+//! SA class version 2, 256-byte MADs: `sa_PathRecord.c` answers any other with BAD_CLASS), so
+//! it has IBA's layout (15.2.5.16, 16-bit LIDs), and [`encode_ib`] and [`SaMad::decode_ib`]
+//! carry it. Records of a GetTable answer follow each other every `AttributeOffset` 8-byte words;
 //! an answer longer than one MAD travels as RMPP segments (IBA 13.6), which the kernel's MAD
 //! layer cuts and reassembles for an agent registered with RMPP version 1.
 //!
@@ -22,6 +24,16 @@ use crate::wire::WireError;
 use bytes::{put, u16_at, u64_at};
 
 pub use records::{McMemberRecord, NodeRecord, PathRecord, PortInfoRecord};
+
+/// Base version of an InfiniBand MAD (`IB_MGMT_BASE_VERSION`), the PathRecord's.
+pub const IB_SA_BASE_VERSION: u8 = 1;
+/// SA class version of InfiniBand (`IB_SA_CLASS_VERSION`), the PathRecord's.
+pub const IB_SA_CLASS_VERSION: u8 = 2;
+/// Size of an InfiniBand MAD, and of one RMPP segment of an IB SA answer.
+pub const IB_MAD_SIZE: usize = 256;
+/// Status BAD_CLASS (`MAD_STATUS_BAD_CLASS`): the class version is not served, as opa-fm
+/// answers a PathRecord request at OPA's versions.
+pub const MAD_STATUS_BAD_CLASS: u16 = 0x0004;
 
 /// Management class of Subnet Administration (`IB_MGMT_CLASS_SUBN_ADM`).
 pub const SA_CLASS: u8 = 0x03;
@@ -132,14 +144,24 @@ pub struct SaMad<'a> {
 impl<'a> SaMad<'a> {
     /// Decodes an SA MAD of OPA (base and class version `0x80`, class SA).
     pub fn decode(mad: &'a [u8]) -> Result<Self, WireError> {
+        Self::decode_as(mad, SA_BASE_VERSION, SA_CLASS_VERSION)
+    }
+
+    /// Decodes an SA MAD of InfiniBand (base version 1, class version 2, class SA): a
+    /// PathRecord request or answer.
+    pub fn decode_ib(mad: &'a [u8]) -> Result<Self, WireError> {
+        Self::decode_as(mad, IB_SA_BASE_VERSION, IB_SA_CLASS_VERSION)
+    }
+
+    fn decode_as(mad: &'a [u8], base: u8, class: u8) -> Result<Self, WireError> {
         let hdr = MadHdr::decode(mad)?;
-        if hdr.base_version != SA_BASE_VERSION {
+        if hdr.base_version != base {
             return Err(WireError::BadBaseVersion(hdr.base_version));
         }
         if hdr.mgmt_class != SA_CLASS {
             return Err(WireError::BadMgmtClass(hdr.mgmt_class));
         }
-        if hdr.class_version != SA_CLASS_VERSION {
+        if hdr.class_version != class {
             return Err(WireError::BadClassVersion(hdr.class_version));
         }
         let rmpp = RmppHdr::decode(mad.get(MadHdr::SIZE..).ok_or(WireError::Truncated)?)?;
@@ -214,6 +236,25 @@ pub fn encode(
     }
     sa.encode(out)?;
     put(out, SA_DATA_OFFSET, data)?;
+    Ok(len)
+}
+
+/// [`encode`] at InfiniBand's base and class versions: a PathRecord request or answer.
+#[allow(clippy::too_many_arguments)]
+pub fn encode_ib(
+    out: &mut [u8],
+    method: u8,
+    status: u16,
+    tid: u64,
+    attr_id: u16,
+    attr_mod: u32,
+    sa: &SaHdr,
+    data: &[u8],
+) -> Result<usize, WireError> {
+    let len = encode(out, method, status, tid, attr_id, attr_mod, sa, data)?;
+    // The common MAD header's BaseVersion and ClassVersion bytes.
+    put(out, 0, &[IB_SA_BASE_VERSION])?;
+    put(out, 2, &[IB_SA_CLASS_VERSION])?;
     Ok(len)
 }
 

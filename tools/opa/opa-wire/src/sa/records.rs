@@ -231,8 +231,9 @@ impl PortInfoRecord {
     }
 }
 
-/// The OPA PathRecord (the kernel's `opa_path_rec_table`): a path between two ports, with
-/// 32-bit LIDs. Only the fields an EM and this SA use are kept; the others encode as zero.
+/// The PathRecord as opa-fm serves it: InfiniBand's (IBA 15.2.5.16, the kernel's
+/// `path_rec_table`), 16-bit LIDs, asked and answered at IB's versions ([`super::encode_ib`]).
+/// Only the fields an EM and this SA use are kept; the others encode as zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PathRecord {
     /// ServiceID.
@@ -242,16 +243,16 @@ pub struct PathRecord {
     /// SGID: subnet prefix and the source's port GUID.
     pub sgid: [u8; 16],
     /// DLID.
-    pub dlid: u32,
+    pub dlid: u16,
     /// SLID.
-    pub slid: u32,
-    /// Reversible (bit 7 of byte 53).
+    pub slid: u16,
+    /// Reversible (bit 7 of byte 49).
     pub reversible: bool,
-    /// NumbPath (bits 0-6 of byte 53).
+    /// NumbPath (bits 0-6 of byte 49).
     pub numb_path: u8,
     /// P_Key.
     pub pkey: u16,
-    /// SL (5 bits).
+    /// SL (the low 4 bits of the 16 bits QosClass:12, SL:4).
     pub sl: u8,
     /// MTU (IBA encoding; OPA adds 6 = 8192 and 7 = 10240).
     pub mtu: u8,
@@ -288,20 +289,20 @@ impl PathRecord {
         if b.len() < Self::SIZE {
             return Err(WireError::Truncated);
         }
-        let rev_numb = u8_at(b, 53)?;
+        let rev_numb = u8_at(b, 49)?;
         Ok(PathRecord {
             service_id: u64_at(b, 0)?,
             dgid: get(b, 8)?,
             sgid: get(b, 24)?,
-            dlid: u32_at(b, 40)?,
-            slid: u32_at(b, 44)?,
+            dlid: u16_at(b, 40)?,
+            slid: u16_at(b, 42)?,
             reversible: rev_numb & 0x80 != 0,
             numb_path: rev_numb & 0x7f,
-            pkey: u16_at(b, 54)?,
-            sl: u8_at(b, 58)? & 0x1f,
-            mtu: u8_at(b, 60)? & 0x3f,
-            rate: u8_at(b, 61)? & 0x3f,
-            pkt_life: u8_at(b, 62)? & 0x3f,
+            pkey: u16_at(b, 50)?,
+            sl: (u16_at(b, 52)? & 0xf) as u8,
+            mtu: u8_at(b, 54)? & 0x3f,
+            rate: u8_at(b, 55)? & 0x3f,
+            pkt_life: u8_at(b, 56)? & 0x3f,
         })
     }
 
@@ -312,14 +313,14 @@ impl PathRecord {
         put(b, 8, &self.dgid)?;
         put(b, 24, &self.sgid)?;
         put(b, 40, &self.dlid.to_be_bytes())?;
-        put(b, 44, &self.slid.to_be_bytes())?;
+        put(b, 42, &self.slid.to_be_bytes())?;
         let rev = if self.reversible { 0x80 } else { 0 };
-        put(b, 53, &[rev | (self.numb_path & 0x7f)])?;
-        put(b, 54, &self.pkey.to_be_bytes())?;
-        put(b, 58, &[self.sl & 0x1f])?;
+        put(b, 49, &[rev | (self.numb_path & 0x7f)])?;
+        put(b, 50, &self.pkey.to_be_bytes())?;
+        put(b, 52, &u16::from(self.sl & 0xf).to_be_bytes())?;
         put(
             b,
-            60,
+            54,
             &[self.mtu & 0x3f, self.rate & 0x3f, self.pkt_life & 0x3f],
         )
     }
@@ -344,29 +345,36 @@ impl PathRecord {
     }
 }
 
-/// The first 32-bit multicast LID (opa-ff's `STL_LID_MULTICAST_BEGIN`): the SA gives a
-/// multicast group's MLID in the 32-bit LID space.
+/// The first 32-bit multicast LID (opa-ff's `STL_LID_MULTICAST_BEGIN`), where opa-fm's SM
+/// numbers its groups' MLIDs.
 pub const MLID_BASE: u32 = 0xf000_0000;
-/// The first multicast DLID of a 16B header (24-bit LIDs), where [`MLID_BASE`] lands.
+/// The first 16-bit multicast LID (`LID_MCAST_START`): a McMemberRecord at IB's versions
+/// gives the MLID there (`MCAST32_TO_MCAST16()`).
+pub const MLID16_BASE: u16 = 0xc000;
+/// The first multicast DLID of a 16B header (24-bit LIDs), where [`MLID16_BASE`] lands.
 pub const MLID_BASE_16B: u32 = 0x00f0_0000;
 
-/// The 24-bit DLID a 16B packet carries for the 32-bit multicast LID `mlid`, as hfi1 converts
-/// it (`__opa_get_lid()` for `OPA_PORT_PACKET_FORMAT_16B` in `hw/hfi1/hfi.h`); `None` for a
-/// LID that is not multicast or does not fit (the permissive LID included).
-pub const fn mlid_to_16b(mlid: u32) -> Option<u32> {
-    let Some(n) = mlid.checked_sub(MLID_BASE) else {
-        return None;
-    };
-    // The last 24-bit LID is the permissive one.
-    if n >= 0x00ff_ffff - MLID_BASE_16B {
+/// The 16B DLID of the 16-bit MLID `mlid` (opa-ff's `MCAST16_TO_MCAST24()`), `None` for a
+/// LID that is not multicast or is the permissive one.
+pub const fn mlid16_to_16b(mlid: u16) -> Option<u32> {
+    if mlid < MLID16_BASE || mlid == 0xffff {
         return None;
     }
-    Some(n | MLID_BASE_16B)
+    Some((mlid & !MLID16_BASE) as u32 | MLID_BASE_16B)
 }
 
-/// `STL_MCMEMBER_RECORD` (opa-ff `stl_sa_types.h`): a member of a multicast group, and the
-/// group's parameters; its 32-bit MLID moved to the end of the record. Only the fields an EM
-/// and this SA use are kept; the others encode as zero.
+/// The 16-bit MLID of opa-fm's 32-bit MLID `mlid` (`MCAST32_TO_MCAST16()`), as its SA
+/// answers a McMemberRecord.
+pub const fn mlid32_to_16(mlid: u32) -> u16 {
+    (mlid & 0xffff) as u16 | MLID16_BASE
+}
+
+/// The McMemberRecord as opa-fm serves it: InfiniBand's (IBA 15.2.5.17, opa-ff's
+/// `IB_MCMEMBER_RECORD`), 16-bit MLID, asked and answered at IB's versions
+/// ([`super::encode_ib`]); opa-fm refuses `STL_MCMEMBER_RECORD` on the wire (BAD_CLASS, "later
+/// dropped from the spec", `sa_McMemberRecord()`). A member of a multicast group, and the
+/// group's parameters. Only the fields an EM and this SA use are kept; the others encode as
+/// zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct McMemberRecord {
     /// RID.MGID: the group.
@@ -375,7 +383,9 @@ pub struct McMemberRecord {
     pub port_gid: [u8; 16],
     /// Q_Key.
     pub qkey: u32,
-    /// Mtu (the IB encoding, 6 bits; the selector bits are not kept).
+    /// MLID: the group's 16-bit multicast LID.
+    pub mlid: u16,
+    /// Mtu (6 bits; the selector bits are not kept).
     pub mtu: u8,
     /// TClass.
     pub tclass: u8,
@@ -383,25 +393,23 @@ pub struct McMemberRecord {
     pub pkey: u16,
     /// Rate (6 bits).
     pub rate: u8,
-    /// SL (5 bits).
+    /// SL (4 bits, the top of the word SL:4 FlowLabel:20 HopLimit:8).
     pub sl: u8,
-    /// Scope (4 bits) and JoinState (the low 4 bits) of the byte at offset 48.
+    /// Scope (the high 4 bits) and JoinState (the low 4 bits) of the byte at offset 48.
     pub scope_join: u8,
-    /// MLID: the group's 32-bit multicast LID.
-    pub mlid: u32,
 }
 
 impl McMemberRecord {
     /// Bytes of the record.
-    pub const SIZE: usize = 56;
+    pub const SIZE: usize = 52;
     /// Component: RID.MGID.
     pub const COMP_MGID: u64 = 0x1;
     /// Component: RID.PortGID.
     pub const COMP_PORTGID: u64 = 0x2;
-    /// Component: JoinState (`STL_MCMEMBER_COMPONENTMASK_JNSTATE`).
-    pub const COMP_JOIN_STATE: u64 = 0x2_0000;
-    /// The components a join names (`STL_MCMEMBER_COMPONENTMASK_OK_JOIN`): the group, the
-    /// member and how it joins; the SA fills in the group's parameters.
+    /// Component: JoinState (`IB_MCMEMBER_RECORD_COMP_JOINSTATE`).
+    pub const COMP_JOIN_STATE: u64 = 0x1_0000;
+    /// The components a join names: the group, the member and how it joins; the SA fills in
+    /// the group's parameters.
     pub const COMP_OK_JOIN: u64 = Self::COMP_MGID | Self::COMP_PORTGID | Self::COMP_JOIN_STATE;
     /// JoinState FullMember, the low bit of the byte at offset 48: the member receives the
     /// group's packets, so the SM adds its switch port to the group's multicast tables.
@@ -416,13 +424,13 @@ impl McMemberRecord {
             mgid: get(b, 0)?,
             port_gid: get(b, 16)?,
             qkey: u32_at(b, 32)?,
+            mlid: u16_at(b, 36)?,
             mtu: u8_at(b, 38)? & 0x3f,
             tclass: u8_at(b, 39)?,
             pkey: u16_at(b, 40)?,
             rate: u8_at(b, 42)? & 0x3f,
-            sl: u8_at(b, 44)? >> 3,
+            sl: u8_at(b, 44)? >> 4,
             scope_join: u8_at(b, 48)?,
-            mlid: u32_at(b, 52)?,
         })
     }
 
@@ -432,11 +440,11 @@ impl McMemberRecord {
         put(b, 0, &self.mgid)?;
         put(b, 16, &self.port_gid)?;
         put(b, 32, &self.qkey.to_be_bytes())?;
+        put(b, 36, &self.mlid.to_be_bytes())?;
         put(b, 38, &[self.mtu & 0x3f, self.tclass])?;
         put(b, 40, &self.pkey.to_be_bytes())?;
         put(b, 42, &[self.rate & 0x3f])?;
-        put(b, 44, &[(self.sl & 0x1f) << 3])?;
-        put(b, 48, &[self.scope_join])?;
-        put(b, 52, &self.mlid.to_be_bytes())
+        put(b, 44, &[(self.sl & 0xf) << 4])?;
+        put(b, 48, &[self.scope_join])
     }
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! McMemberRecords: the groups the SA has (GetTable), and a port's join to one (Set),
-//! checked as opa-fm's `sa_McMemberRecord_Set()` checks a join to an existing group. This SA creates no group
+//! McMemberRecords, at InfiniBand's versions only, as opa-fm serves them (`sa_McMemberRecord()`
+//! answers BAD_CLASS at OPA's): the groups the SA has (GetTable), and a port's join to one
+//! (Set), checked as opa-fm's `sa_McMemberRecord_Set()` checks a join to an existing group.
+//! The 32-bit MLIDs of opa-fm's groups go out as 16-bit ones (`MCAST32_TO_MCAST16()`). This SA creates no group
 //! and keeps no member list: opasim's fabric-at-load mode has no multicast tables to program
 //! (a multicast DLID reaches every port), so a join changes nothing but the answer.
 
+use opa_wire::sa::records::mlid32_to_16;
 use opa_wire::sa::{
     McMemberRecord, SaMad, SA_STATUS_INSUFFICIENT_COMPONENTS, SA_STATUS_REQ_INVALID,
 };
@@ -60,7 +63,7 @@ pub(super) fn mc_join(req: &SaMad<'_>, view: &FabricView) -> Found {
         sl: g.sl,
         // Link-local scope, and the join state asked for.
         scope_join: 0x20 | join,
-        mlid: g.mlid,
+        mlid: mlid32_to_16(g.mlid),
         ..McMemberRecord::default()
     };
     let mut b = vec![0u8; McMemberRecord::SIZE];
@@ -68,10 +71,12 @@ pub(super) fn mc_join(req: &SaMad<'_>, view: &FabricView) -> Found {
     Ok((McMemberRecord::SIZE, vec![b]))
 }
 
-/// `StlMcMemberRecordFieldMask`: MGID, PortGID, Q_Key, reserved, MtuSelector, Mtu, TClass,
-/// P_Key, RateSelector, Rate, PktLifeTimeSelector, PktLifeTime, SL, reserved, HopLimit,
-/// Scope, reserved, JoinState, ProxyJoin, MLID.
-const MCMEMBER_FIELDS: [Field; 20] = [
+/// The fields of `IB_MCMEMBER_RECORD` by component mask bit (`IB_MCMEMBER_RECORD_COMP_*`):
+/// MGID, PortGID, Q_Key, MLID, MtuSelector, Mtu, TClass, P_Key, RateSelector, Rate,
+/// PktLifeTimeSelector, PktLifeTime, SL, FlowLabel, HopLimit, Scope, JoinState, ProxyJoin.
+/// (opa-fm turns the mask into its STL one, `REBUILD_COMPMSK_IB2STL_MCMEMBER_RECORD()`, and
+/// matches the same fields.)
+const MCMEMBER_FIELDS: [Field; 18] = [
     (0, 128),
     (128, 128),
     (256, 32),
@@ -84,14 +89,12 @@ const MCMEMBER_FIELDS: [Field; 20] = [
     (338, 6),
     (344, 2),
     (346, 6),
-    (352, 5),
-    (357, 19),
+    (352, 4),
+    (356, 20),
     (376, 8),
     (384, 4),
-    (388, 1),
-    (389, 3),
+    (388, 4),
     (392, 1),
-    (416, 32),
 ];
 
 /// McMemberRecord GetTable (`sa_McMemberRecord_GetTable()`) from a requester without the
@@ -112,7 +115,7 @@ pub(super) fn mc_member_records(req: &SaMad<'_>, view: &FabricView) -> Found {
             sl: g.sl,
             // Link-local scope (IB_LINK_LOCAL_SCOPE), no join state shown.
             scope_join: 0x20,
-            mlid: g.mlid,
+            mlid: mlid32_to_16(g.mlid),
             ..McMemberRecord::default()
         };
         let mut b = vec![0u8; McMemberRecord::SIZE];

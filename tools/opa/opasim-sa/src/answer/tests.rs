@@ -180,6 +180,49 @@ fn port_info_records_show_vnic_capable_ports() {
     assert_eq!(SaMad::decode(&a.mad).unwrap().records().count(), 3);
 }
 
+/// [`ask`] at InfiniBand's versions, the answer decoded at them.
+fn ask_ib(method: u8, attr: u16, mask: u64, template: &[u8]) -> (u16, Vec<Vec<u8>>, Answer) {
+    let mut m = vec![0u8; 2048];
+    let sa = SaHdr {
+        comp_mask: mask,
+        ..Default::default()
+    };
+    let n = sa::encode_ib(&mut m, method, 0, 0x77, attr, 0, &sa, template).unwrap();
+    m.truncate(n);
+    let a = answer(&m, &view()).unwrap();
+    let r = SaMad::decode_ib(&a.mad).expect("an answer at IB's versions");
+    let recs = if r.hdr.method == METHOD_GET_TABLE_RESP {
+        r.records().map(<[u8]>::to_vec).collect()
+    } else if r.data.is_empty() {
+        vec![]
+    } else {
+        vec![r.data.to_vec()]
+    };
+    (r.hdr.status, recs, a)
+}
+
+/// opa-fm serves PathRecords only at IB's versions (`sa_PathRecord.c`): at OPA's, BAD_CLASS;
+/// at IB's, Get and GetTable, nothing else.
+#[test]
+fn path_records_only_at_ib_versions() {
+    let t = PathRecord {
+        slid: 2,
+        dlid: 3,
+        ..Default::default()
+    };
+    let mut b = vec![0u8; PathRecord::SIZE];
+    t.encode(&mut b).unwrap();
+    let mask = PathRecord::COMP_SLID | PathRecord::COMP_DLID;
+    let (st, recs, _) = ask(METHOD_GET, ATTR_PATH_RECORD, mask, &b);
+    assert_eq!((st, recs.len()), (sa::MAD_STATUS_BAD_CLASS, 0));
+    let (st, recs, _) = ask_ib(METHOD_GET, ATTR_PATH_RECORD, mask, &b);
+    assert_eq!((st, recs.len()), (0, 1));
+    let (st, _, _) = ask_ib(METHOD_SET, ATTR_PATH_RECORD, mask, &b);
+    assert_eq!(st, MAD_STATUS_UNSUPPORTED_METHOD);
+    let (st, _, _) = ask_ib(METHOD_GET, ATTR_NODE_RECORD, 0, &zero(NodeRecord::SIZE));
+    assert_eq!(st, MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB);
+}
+
 #[test]
 fn path_records_need_their_ends() {
     let t = PathRecord {
@@ -190,22 +233,22 @@ fn path_records_need_their_ends() {
     let mut b = vec![0u8; PathRecord::SIZE];
     t.encode(&mut b).unwrap();
     let mask = PathRecord::COMP_SLID | PathRecord::COMP_DLID;
-    let (st, recs, _) = ask(METHOD_GET, ATTR_PATH_RECORD, mask, &b);
+    let (st, recs, _) = ask_ib(METHOD_GET, ATTR_PATH_RECORD, mask, &b);
     assert_eq!(st, 0);
     let p = PathRecord::decode(&recs[0]).unwrap();
     assert_eq!((p.slid, p.dlid, p.pkey, p.mtu), (2, 3, 0xffff, 7));
     assert_eq!(PathRecord::gid_guid(&p.dgid), 0x0011_7501_0000_0201);
 
-    let (st, recs, _) = ask(
+    let (st, recs, _) = ask_ib(
         METHOD_GET_TABLE,
         ATTR_PATH_RECORD,
         PathRecord::COMP_SLID,
         &b,
     );
     assert_eq!((st, recs.len()), (0, 3), "every reachable destination");
-    let (st, _, _) = ask(METHOD_GET, ATTR_PATH_RECORD, PathRecord::COMP_SLID, &b);
+    let (st, _, _) = ask_ib(METHOD_GET, ATTR_PATH_RECORD, PathRecord::COMP_SLID, &b);
     assert_eq!(st, SA_STATUS_INSUFFICIENT_COMPONENTS);
-    let (st, _, _) = ask(METHOD_GET, ATTR_PATH_RECORD, PathRecord::COMP_DLID, &b);
+    let (st, _, _) = ask_ib(METHOD_GET, ATTR_PATH_RECORD, PathRecord::COMP_DLID, &b);
     assert_eq!(st, SA_STATUS_INSUFFICIENT_COMPONENTS);
 }
 
@@ -239,6 +282,12 @@ fn templates_shorter_than_the_record_are_invalid() {
         (ATTR_PORTINFO_RECORD, PortInfoRecord::SIZE),
         (ATTR_MCMEMBER_RECORD, McMemberRecord::SIZE),
     ] {
+        // McMemberRecords at IB's versions, where opa-fm serves them.
+        let ask = if attr == ATTR_MCMEMBER_RECORD {
+            ask_ib
+        } else {
+            ask
+        };
         for len in [0, size - 1] {
             let (st, recs, _) = ask(METHOD_GET_TABLE, attr, 0, &zero(len));
             assert_eq!(
@@ -344,18 +393,26 @@ fn multicast_groups_by_mgid() {
     };
     let mut b = zero(McMemberRecord::SIZE);
     t.encode(&mut b).unwrap();
-    let (st, recs, a) = ask(
+    let (st, recs, a) = ask_ib(
         METHOD_GET_TABLE,
         ATTR_MCMEMBER_RECORD,
         McMemberRecord::COMP_MGID,
         &b,
     );
     assert_eq!((st, recs.len()), (0, 1), "{}", a.summary);
+    // opa-fm: McMemberRecords only at IB's versions.
+    let (st, _, _) = ask(
+        METHOD_GET_TABLE,
+        ATTR_MCMEMBER_RECORD,
+        McMemberRecord::COMP_MGID,
+        &b,
+    );
+    assert_eq!(st, sa::MAD_STATUS_BAD_CLASS);
     let r = McMemberRecord::decode(&recs[0]).unwrap();
-    assert_eq!((r.mlid, r.pkey, r.port_gid), (0xf000_0001, 0x8001, [0; 16]));
+    assert_eq!((r.mlid, r.pkey, r.port_gid), (0xc001, 0x8001, [0; 16]));
     t.mgid[15] = 1;
     t.encode(&mut b).unwrap();
-    let (st, recs, _) = ask(
+    let (st, recs, _) = ask_ib(
         METHOD_GET_TABLE,
         ATTR_MCMEMBER_RECORD,
         McMemberRecord::COMP_MGID,
@@ -366,7 +423,7 @@ fn multicast_groups_by_mgid() {
     t.mgid = McGroup::DEFAULT_BROADCAST.mgid;
     t.mtu = 5;
     t.encode(&mut b).unwrap();
-    let (_, recs, _) = ask(METHOD_GET_TABLE, ATTR_MCMEMBER_RECORD, 0x21, &b);
+    let (_, recs, _) = ask_ib(METHOD_GET_TABLE, ATTR_MCMEMBER_RECORD, 0x21, &b);
     assert_eq!(recs.len(), 1);
 }
 
@@ -395,7 +452,7 @@ fn joins_to_groups_as_opa_fm_answers_them() {
     let g = McGroup::DEFAULT_BROADCAST.mgid;
     let host_a = v.ports[1].port_guid;
     let ok = McMemberRecord::COMP_OK_JOIN;
-    let (st, recs, a) = ask(
+    let (st, recs, a) = ask_ib(
         METHOD_SET,
         ATTR_MCMEMBER_RECORD,
         ok,
@@ -403,11 +460,18 @@ fn joins_to_groups_as_opa_fm_answers_them() {
     );
     assert_eq!((st, recs.len()), (0, 1), "{}", a.summary);
     let r = McMemberRecord::decode(&recs[0]).unwrap();
-    assert_eq!((r.mgid, r.mlid, r.pkey), (g, 0xf000_0001, 0x8001));
+    assert_eq!((r.mgid, r.mlid, r.pkey), (g, 0xc001, 0x8001));
     assert_eq!(r.port_gid[8..], host_a.to_be_bytes());
     assert_eq!(r.scope_join & 0x0f, 1);
-    let m = SaMad::decode(&a.mad).unwrap();
+    let m = SaMad::decode_ib(&a.mad).unwrap();
     assert_eq!(m.hdr.method, METHOD_GET_RESP);
+    let (st, _, _) = ask(
+        METHOD_SET,
+        ATTR_MCMEMBER_RECORD,
+        ok,
+        &join_record(g, host_a, 1),
+    );
+    assert_eq!(st, MAD_STATUS_UNSUPPORTED_METHOD, "a Set at OPA's versions");
 
     let mut other = g;
     other[15] = 1;
@@ -432,7 +496,7 @@ fn joins_to_groups_as_opa_fm_answers_them() {
         ),
     ];
     for (mask, rec, want) in refused {
-        let (st, recs, a) = ask(METHOD_SET, ATTR_MCMEMBER_RECORD, mask, &rec);
+        let (st, recs, a) = ask_ib(METHOD_SET, ATTR_MCMEMBER_RECORD, mask, &rec);
         assert_eq!((st, recs.len()), (want, 0), "{}", a.summary);
     }
     // Only McMemberRecords are Set.

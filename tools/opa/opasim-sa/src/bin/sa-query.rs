@@ -74,6 +74,10 @@ struct Args {
     /// Match the MGID, as opafm.xml writes it: `0xHI:0xLO` (McMemberRecord).
     #[arg(long, value_parser = mgid)]
     mgid: Option<[u8; 16]>,
+    /// Ask a PathRecord or McMemberRecord at OPA's base and class versions (0x80) rather
+    /// than InfiniBand's, which opa-fm refuses with BAD_CLASS (to see that it does).
+    #[arg(long)]
+    opa_versions: bool,
     /// Send only this many bytes of the template (to see what the SA does with less than
     /// the record).
     #[arg(long)]
@@ -153,12 +157,13 @@ fn template(a: &Args) -> (u16, u32, u64, Vec<u8>) {
         Record::Path => {
             let mut t = PathRecord::default();
             let mut m = 0;
+            let n16 = |v: u64| u16::try_from(v).unwrap_or(u16::MAX);
             if let Some(l) = a.slid {
-                t.slid = n32(l);
+                t.slid = n16(l);
                 m |= PathRecord::COMP_SLID;
             }
             if let Some(l) = a.dlid {
-                t.dlid = n32(l);
+                t.dlid = n16(l);
                 m |= PathRecord::COMP_DLID;
             }
             let mut b = vec![0u8; PathRecord::SIZE];
@@ -193,8 +198,16 @@ fn run(a: &Args) -> Result<u8, String> {
         ));
     }
     let mut dev = Device::open(&port.dev_path).map_err(|e| e.to_string())?;
+    // opa-fm serves PathRecords and McMemberRecords only at InfiniBand's versions
+    // (`sa_PathRecord()`, `sa_McMemberRecord()`).
+    let ib = matches!(a.record, Record::Path | Record::Mcmember) && !a.opa_versions;
+    let version = if ib {
+        sa::IB_SA_CLASS_VERSION
+    } else {
+        SA_CLASS_VERSION
+    };
     let agent = dev
-        .register(&Registration::class(SA_CLASS, SA_CLASS_VERSION).with_rmpp(RMPP_VERSION))
+        .register(&Registration::class(SA_CLASS, version).with_rmpp(RMPP_VERSION))
         .map_err(|e| format!("register: {e}"))?;
     let (attr, amod, mask, mut t) = template(a);
     if let Some(n) = a.data_len {
@@ -207,8 +220,8 @@ fn run(a: &Args) -> Result<u8, String> {
         comp_mask: mask,
         ..SaHdr::default()
     };
-    let n =
-        sa::encode(&mut mad, method, 0, tid, attr, amod, &hdr, &t).map_err(|e| format!("{e:?}"))?;
+    let encode = if ib { sa::encode_ib } else { sa::encode };
+    let n = encode(&mut mad, method, 0, tid, attr, amod, &hdr, &t).map_err(|e| format!("{e:?}"))?;
     mad.truncate(n);
     let send = SendHdr {
         timeout_ms: 1000,
@@ -230,7 +243,12 @@ fn run(a: &Args) -> Result<u8, String> {
     if r.timed_out() {
         return Err(format!("the SA at LID {:#x} did not answer", port.sm_lid));
     }
-    let m = SaMad::decode(&r.mad).map_err(|e| format!("{e:?}"))?;
+    let m = if ib {
+        SaMad::decode_ib(&r.mad)
+    } else {
+        SaMad::decode(&r.mad)
+    }
+    .map_err(|e| format!("{e:?}"))?;
     println!(
         "status {:#06x} records {} bytes {}",
         m.hdr.status,

@@ -39,7 +39,8 @@ impl<F: Fabric> SaClient<'_, F> {
         t.encode(&mut b)
             .map_err(|e| SaError::Bad(format!("{e:?}")))?;
         let what = "McMemberRecord Set (join)";
-        let (status, recs) = self.query(
+        // At IB's versions: opa-fm serves McMemberRecords only there.
+        let (status, recs) = self.query_ib(
             what,
             METHOD_SET,
             ATTR_MCMEMBER_RECORD,

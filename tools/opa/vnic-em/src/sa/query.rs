@@ -53,7 +53,8 @@ impl<'a, F: Fabric> SaClient<'a, F> {
         self
     }
 
-    /// One query with retries: the answer's status and records (one for a GetResp).
+    /// One query with retries, at OPA's versions: the answer's status and records (one for a
+    /// GetResp).
     pub(super) fn query(
         &mut self,
         what: &'static str,
@@ -62,6 +63,32 @@ impl<'a, F: Fabric> SaClient<'a, F> {
         mask: u64,
         template: &[u8],
     ) -> Result<(u16, Vec<Vec<u8>>), SaError> {
+        self.query_as(false, what, method, attr, mask, template)
+    }
+
+    /// [`Self::query`] at InfiniBand's versions, the only ones opa-fm serves McMemberRecords
+    /// and PathRecords at.
+    pub(super) fn query_ib(
+        &mut self,
+        what: &'static str,
+        method: u8,
+        attr: u16,
+        mask: u64,
+        template: &[u8],
+    ) -> Result<(u16, Vec<Vec<u8>>), SaError> {
+        self.query_as(true, what, method, attr, mask, template)
+    }
+
+    fn query_as(
+        &mut self,
+        ib: bool,
+        what: &'static str,
+        method: u8,
+        attr: u16,
+        mask: u64,
+        template: &[u8],
+    ) -> Result<(u16, Vec<Vec<u8>>), SaError> {
+        let encode = if ib { sa::encode_ib } else { sa::encode };
         let attempts = self.retries.saturating_add(1);
         let mut silent = 0u32;
         let mut busy = 0u32;
@@ -74,7 +101,7 @@ impl<'a, F: Fabric> SaClient<'a, F> {
                 comp_mask: mask,
                 ..SaHdr::default()
             };
-            let n = sa::encode(
+            let n = encode(
                 &mut mad,
                 method,
                 0,
@@ -90,7 +117,12 @@ impl<'a, F: Fabric> SaClient<'a, F> {
                 silent = silent.saturating_add(1);
                 continue;
             };
-            let m = SaMad::decode(&rsp).map_err(|e| SaError::Bad(format!("{e:?}")))?;
+            let m = if ib {
+                SaMad::decode_ib(&rsp)
+            } else {
+                SaMad::decode(&rsp)
+            }
+            .map_err(|e| SaError::Bad(format!("{e:?}")))?;
             if m.hdr.status == MAD_STATUS_BUSY {
                 busy = busy.saturating_add(1);
                 if busy > self.busy_retries {

@@ -3,7 +3,7 @@
 //! The SA's tables read and filtered: every NodeRecord and PortInfoRecord, the HFI ports
 //! that are Active among them (`discover`), and a multicast group's MLID.
 
-use opa_wire::sa::records::{mlid_to_16b, NODE_TYPE_CA};
+use opa_wire::sa::records::{mlid16_to_16b, NODE_TYPE_CA};
 use opa_wire::sa::{
     McMemberRecord, NodeRecord, PortInfoRecord, ATTR_MCMEMBER_RECORD, ATTR_NODE_RECORD,
     ATTR_PORTINFO_RECORD, METHOD_GET_TABLE, SA_STATUS_NO_RECORDS,
@@ -93,7 +93,7 @@ impl<F: Fabric> SaClient<'_, F> {
         t.encode(&mut b)
             .map_err(|e| SaError::Bad(format!("{e:?}")))?;
         let what = "McMemberRecord GetTable by MGID";
-        let (status, recs) = self.query(
+        let (status, recs) = self.query_ib(
             what,
             METHOD_GET_TABLE,
             ATTR_MCMEMBER_RECORD,
@@ -113,7 +113,7 @@ impl<F: Fabric> SaClient<'_, F> {
         else {
             return Ok(None);
         };
-        mlid_to_16b(r.mlid).map(Some).ok_or_else(|| {
+        mlid16_to_16b(r.mlid).map(Some).ok_or_else(|| {
             SaError::Bad(format!(
                 "group {} has MLID {:#x}, not a multicast LID",
                 mgid_text(mgid),
