@@ -183,6 +183,14 @@ fn switch_sma_port_info() {
     let b = ask(&fabric, 2, 0x15, 1 << 24, &req);
     kunit_expect_eq!(u16::from_be_bytes([b[4], b[5]]), 0x8000);
     kunit_expect_eq!(fabric.switch.lock().lid, 0x10);
+    // An external port keeps the LID the SM writes (its HFI's, for the SLID check), apart
+    // from port 0's, which every sweep compares with the HFI's own.
+    req[..4].copy_from_slice(&0x21u32.to_be_bytes());
+    ask(&fabric, 2, 0x15, (1 << 24) | 2, &req);
+    let b = ask(&fabric, 1, 0x15, 3 << 24, &[]);
+    kunit_expect_eq!(be32(&b, pi(0)), 0x10);
+    kunit_expect_eq!(be32(&b, pi(2)), 0x21);
+    kunit_expect_eq!(be32(&b, pi(1)), 0);
     let mut req = [0u8; 242];
     req[19] = 3;
     ask(&fabric, 2, 0x15, (1 << 24) | 1, &req);

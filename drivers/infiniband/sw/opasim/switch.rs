@@ -49,6 +49,10 @@ pub(crate) struct SwitchPort {
     /// PortInfo's `XmitQ`: each VL's stall count and head-of-queue life, as the SM set them
     /// (opa-fm checks them when it arms a switch, `_arm_switch()`).
     pub(crate) xmit_q: [u8; 32],
+    /// An external port's PortInfo LID: the LID of the HFI behind it, which the SM writes for
+    /// the switch's SLID check (opa-fm's `sm_set_portinfo()`) and checks again at every sweep
+    /// (a mismatch quarantines the HFI as a spoofer); 0 after reset. Port 0's is the switch's.
+    pub(crate) lid: u32,
 }
 
 impl SwitchPort {
@@ -62,6 +66,7 @@ impl SwitchPort {
             pkeys,
             vl_mtu: DEFAULT_VL_MTUS,
             xmit_q: [0; 32],
+            lid: 0,
         }
     }
 }

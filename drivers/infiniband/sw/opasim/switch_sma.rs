@@ -263,7 +263,7 @@ fn get_port_info(s: &SwSma<'_>, ans: &mut Answer<'_>, p: usize, at: usize) {
     let show_mkey = !(s.method == METHOD_GET && p0.mgmt.mkey != s.mkey && p0.mgmt.mkeyprot == 1);
     put_mgmt(ans, at, m, show_mkey);
     put_vl_mtus(ans, at, &port.vl_mtu);
-    ans.put_be32(at, st.lid);
+    ans.put_be32(at, if p == 0 { st.lid } else { port.lid });
     ans.put_u8(
         at + 19,
         (phys_state(port.state, m) << 4) | state_num(port.state),
@@ -303,6 +303,9 @@ fn set_port_info(s: &mut SwSma<'_>, ans: &Answer<'_>, p: usize, at: usize) -> bo
     let Some(port) = st.port_mut(p) else {
         return false;
     };
+    if p != 0 {
+        port.lid = lid;
+    }
     if p == 0 && smlid < 0xf0_0000 {
         port.mgmt.sm_lid = Some(smlid);
         port.mgmt.sm_sl = msl;
