@@ -45,6 +45,12 @@ pub(crate) struct Fabric {
     /// while `ports` is held.
     #[pin]
     pub(crate) switch: IrqSpinLock<SwitchState>,
+    /// The devices (bit `n`: device index `n`) whose switch port allows management: a real
+    /// switch's per-port setting, which the HFI learns when its link comes up and reports as
+    /// PortNeighborMode.MgmtAllowed, and which opa-fm's default Admin vFabric takes for full
+    /// membership (`AllMgmtAllowed`); every other HFI is a limited member. Every device by
+    /// default.
+    mgmt_allowed: AtomicU64,
 }
 
 impl Fabric {
@@ -65,6 +71,7 @@ impl Fabric {
                 capture <- capture,
                 managed,
                 switch <- new_irq_spinlock!(sw, "opasim_switch"),
+                mgmt_allowed: AtomicU64::new(u64::MAX),
             }),
             GFP_KERNEL,
         )
@@ -204,6 +211,16 @@ impl Fabric {
             Counters::inc(&from.counters.xmit_unknown_dlid);
         }
         to
+    }
+
+    /// Sets which devices' switch ports allow management (bit `n`: device index `n`).
+    pub(crate) fn set_mgmt_allowed(&self, devices: u64) {
+        self.mgmt_allowed.store(devices, Ordering::Relaxed);
+    }
+
+    /// Whether the switch port of device `dev_index` allows management.
+    pub(crate) fn mgmt_allowed(&self, dev_index: u32) -> bool {
+        dev_index < 64 && self.mgmt_allowed.load(Ordering::Relaxed) & (1 << dev_index) != 0
     }
 
     /// Whether an attached port other than `except` has the LID `lid`.

@@ -114,10 +114,12 @@ fn ask(fabric: &Fabric, method: u8, attr: u16, am: u32, data: &[u8]) -> KVec<u8>
         Neighbor {
             guid: 0x11,
             port: 1,
+            mgmt_allowed: true,
         },
         Neighbor {
             guid: 0x21,
             port: 1,
+            mgmt_allowed: false,
         },
     ];
     let mut st = fabric.switch.lock();
@@ -176,6 +178,9 @@ fn switch_sma_port_info() {
         0x21
     );
     kunit_expect_eq!(b[pi(1) + 239], 2);
+    // PortNeighborMode: an HFI (type 0) on both, management allowed on port 1 only.
+    kunit_expect_eq!(b[pi(0) + 236], 1 << 3);
+    kunit_expect_eq!(b[pi(1) + 236], 0);
     // Port 0's LID, then port 1 to Armed and Active.
     let mut req = [0u8; 242];
     req[..4].copy_from_slice(&0x10u32.to_be_bytes());
@@ -268,6 +273,25 @@ fn switch_port_follows_active_hfi() {
     kunit_expect_eq!(fabric.switch.lock().state(2), PortState::Init);
 }
 
+/// `mgmt_allowed=`: the devices whose switch port allows management, as the HFIs and the
+/// switch report it.
+fn mgmt_allowed_devices() {
+    let Some((fabric, _p)) = managed() else {
+        kunit_expect!(false);
+        return;
+    };
+    kunit_expect!(fabric.mgmt_allowed(0) && fabric.mgmt_allowed(1));
+    kunit_expect_eq!(crate::parse_device_set(b"all").ok(), Some(u64::MAX));
+    kunit_expect_eq!(crate::parse_device_set(b"0,2").ok(), Some(0b101));
+    for bad in [&b""[..], b"64", b"x", b"1,-2"] {
+        kunit_expect!(crate::parse_device_set(bad).is_err());
+    }
+    fabric.set_mgmt_allowed(0b1);
+    kunit_expect!(fabric.mgmt_allowed(0));
+    kunit_expect!(!fabric.mgmt_allowed(1));
+    kunit_expect!(!fabric.mgmt_allowed(64));
+}
+
 /// The SM sets MTU code 0 for the VLs it does not use: MTU 0, as hfi1's `enum_to_mtu()`, not
 /// an invalid field (which failed opa-fm's Set(PortInfo) of its own port).
 fn vl_mtu_code_zero() {
@@ -290,6 +314,7 @@ kernel::kunit_suite!(
         dr_mixed_lid_routed_start,
         switch_sma_node_and_switch_info,
         switch_sma_port_info,
-        switch_forwards_by_lft
+        switch_forwards_by_lft,
+        mgmt_allowed_devices
     ]
 );

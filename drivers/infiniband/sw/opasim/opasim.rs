@@ -85,6 +85,11 @@ kernel::module_param_uint!(
 );
 kernel::module_param_uint!(ports, 1, "Ports of each device made at load time (1 to 8)");
 kernel::module_param_charp!(
+    mgmt_allowed,
+    c_str!("all"),
+    "Devices whose switch port allows management (PortNeighborMode.MgmtAllowed, full membership of opa-fm's Admin vFabric): all, or device indices, comma-separated"
+);
+kernel::module_param_charp!(
     pkeys,
     c_str!("0xffff,0x8001"),
     "P_Key table of the ports made at load time (up to 16, comma-separated)"
@@ -104,6 +109,23 @@ kernel::module_param_uint!(
 
 /// The most devices made at load time.
 const MAX_LOAD_DEVICES: u32 = 16;
+
+/// Reads a set of device indices: `all`, or indices below 64, comma-separated; bit `n` of
+/// the result is device `n`.
+pub(crate) fn parse_device_set(input: &[u8]) -> Result<u64> {
+    if control::words(input).eq([b"all".as_slice()]) {
+        return Ok(u64::MAX);
+    }
+    let mut set = 0u64;
+    for w in control::words(input) {
+        let n = control::parse_num(w).filter(|&n| n < 64).ok_or(EINVAL)?;
+        set |= 1 << n;
+    }
+    if set == 0 {
+        return Err(EINVAL);
+    }
+    Ok(set)
+}
 
 struct OpasimModule {
     capture_file: Option<File<CaptureFile>>,
@@ -133,6 +155,10 @@ impl kernel::Module for OpasimModule {
         let table = control::parse_pkeys(pkeys.get().as_bytes()).inspect_err(|_| {
             pr_err!("pkeys: 1 to 16 P_Keys up to 0xffff, key part not 0, comma-separated\n")
         })?;
+        let allowed = parse_device_set(mgmt_allowed.get().as_bytes()).inspect_err(|_| {
+            pr_err!("mgmt_allowed: all, or device indices below 64, comma-separated\n")
+        })?;
+        this.sim.fabric.set_mgmt_allowed(allowed);
         let txqs = vnic_tx_queues.get();
         if txqs == 0 || txqs > kernel::rdma::vnic::MAX_TX_QUEUES {
             pr_err!(

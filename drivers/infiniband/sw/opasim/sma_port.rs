@@ -66,8 +66,10 @@ pub(crate) fn get_portinfo(
         at + 222,
         crate::port::Capabilities::get(&port.caps.opa3) as u16,
     );
-    // The neighbour is the fabric's switch, which allows management.
-    ans.put_u8(at + 236, 1 | (1 << 3));
+    // The neighbour is the fabric's switch (node type 1), and whether its port allows this
+    // HFI management (hfi1's `port_neigh_mode`, `OPA_PI_MASK_NEIGH_MGMT_ALLOWED`).
+    let mgmt = u8::from(fabric.mgmt_allowed(port.dev_index));
+    ans.put_u8(at + 236, 1 | (mgmt << 3));
     ans.put_u8(at + 239, port.num as u8);
     Step::Added(PORT_INFO_LEN)
 }

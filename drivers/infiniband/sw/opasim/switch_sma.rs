@@ -44,6 +44,8 @@ pub(crate) struct Neighbor {
     pub(crate) guid: u64,
     /// The neighbour's port number.
     pub(crate) port: u8,
+    /// The port allows its neighbour management (PortNeighborMode.MgmtAllowed).
+    pub(crate) mgmt_allowed: bool,
 }
 
 /// A request to the switch's SMA.
@@ -278,8 +280,9 @@ fn get_port_info(s: &SwSma<'_>, ans: &mut Answer<'_>, p: usize, at: usize) {
     {
         ans.put_u8(at + 44, n.port);
         ans.put_be64(at + 208, n.guid);
-        // The neighbour is an HFI (node type 0), which may manage the fabric.
-        ans.put_u8(at + 236, 1 << 3);
+        // The neighbour is an HFI (node type 0), which may manage the fabric when the port
+        // allows it.
+        ans.put_u8(at + 236, u8::from(n.mgmt_allowed) << 3);
     }
 }
 

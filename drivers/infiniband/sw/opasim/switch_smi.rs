@@ -145,6 +145,7 @@ fn neighbors(fabric: &Fabric) -> Result<KVec<(Neighbor, bool)>> {
                 Neighbor {
                     guid: crate::sim::device_guid(p.dev_index),
                     port: p.num as u8,
+                    mgmt_allowed: fabric.mgmt_allowed(p.dev_index),
                 },
                 p.config().state != kernel::rdma::provider::PortState::Down,
             )
