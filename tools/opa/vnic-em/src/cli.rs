@@ -13,7 +13,10 @@ use vnic_em::client::Window;
 use vnic_em::commands::SetOpts;
 use vnic_em::mad::MadSize;
 
-pub(crate) const EXIT_CODES: &str = "\
+/// The exit codes, as every command's help lists them.
+macro_rules! exit_codes {
+    () => {
+        "\
 Exit codes:
   0  success (apply: the fabric matches the config; watch: stopped by
      SIGTERM or SIGINT)
@@ -23,12 +26,50 @@ Exit codes:
   3  partial apply: some Sets were applied before an error
   4  local error: no umad device, or it cannot be opened or registered
      (watch: or it fails while watching)
-  5  apply --check: the fabric differs from the config";
+  5  apply --check: the fabric differs from the config"
+    };
+}
+
+pub(crate) const EXIT_CODES: &str = exit_codes!();
+
+/// The exit codes and the admin's recipe for a fabric run by opa-fm, after `vnic-em --help`
+/// and in the man page `vnic-em(1)`.
+const MAIN_AFTER_LONG: &str = concat!(
+    exit_codes!(),
+    "
+
+On a fabric run by opa-fm (Debian's opa-fm: SM, SA and PM):
+  - Run vnic-em on a port that is a full member of the Admin vFabric
+    (P_Key 0xffff): with the shipped opafm.xml, the SM's own port; else
+    add its host to the Admin vFabric as a <Member>. On a limited
+    member's port vnic-em stops at once: \"add this port to the Admin
+    vFabric\".
+  - The SM needs /var/lib/opa-fm, which its package does not make (a
+    tmpfiles.d line: d /var/lib/opa-fm 0755 root root -).
+  - A vesw's pkey must be one every VNIC port is a full member of: the
+    shipped Default vFabric's 0x8001 is. Its SCs must map to VLs of the
+    VNIC ports (SL 0 -> SC 0 in the Default vFabric).
+  - Broadcast goes to the MLID of an SA multicast group (default: the
+    Default vFabric's IPv4 broadcast group
+    0xff12401b80010000:0x00000000ffffffff, which opafm.xml pre-creates);
+    apply and each poll of watch join the VNIC ports to it, so that the
+    SM's multicast tables reach them.
+  - Name node ports by GUID or node description: LIDs are the SM's, and
+    watch follows them when they change (an SM restart, a re-cabled
+    node).
+Details: Documentation/infiniband/opa_vnic_rs.rst (\"On a fabric run by
+opa-fm\") and Documentation/infiniband/vnic-em.rst."
+);
 
 /// Ethernet Manager for Omni-Path VNIC: configures virtual Ethernet
 /// switches and ports over VEMA MADs.
 #[derive(Parser, Debug)]
-#[command(name = "vnic-em", version, after_help = EXIT_CODES)]
+#[command(
+    name = "vnic-em",
+    version,
+    after_help = EXIT_CODES,
+    after_long_help = MAIN_AFTER_LONG
+)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) global: Global,

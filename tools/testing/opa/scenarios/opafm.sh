@@ -92,6 +92,23 @@ for d in 0 1 2 3; do
 done
 echo "ok: four distinct LIDs:$lids"
 
+echo "== a second sweep"
+# Every sweep after the first checks what the switch reports of each port against the HFI
+# behind it (_stl_authentic_node(): an Active switch port's LID is its HFI's, as the SM wrote
+# it); an HFI that fails is bounced and leaves the fabric.
+n=$(grep -c "DISCOVERY CYCLE END" /var/log/messages)
+must /usr/lib/opa-fm/bin/fm_cmd smForceSweep
+k=0
+until [ "$(grep -c "DISCOVERY CYCLE END" /var/log/messages)" -gt "$n" ]; do
+	[ $k -ge 60 ] && fail "no second sweep 60 s after smForceSweep"
+	sleep 1
+	k=$((k + 1))
+done
+grep "DISCOVERY CYCLE END" /var/log/messages | tail -n 1
+grep "DISCOVERY CYCLE END" /var/log/messages | tail -n 1 | grep -q "1 SWs, 4 HFIs, 4 end ports" ||
+	fail "the second sweep lost HFIs: $(grep -E 'quarantine|bounced|Disappearance' /var/log/messages | head -n 5)"
+echo "ok: the second sweep finds the switch and the four HFIs again"
+
 echo "== the switch as the SM left it"
 smp /tmp/p0 0x15 --path 1 --am 0x01000000
 sw_lid=$(field /tmp/p0 0 4)
