@@ -25,10 +25,10 @@
 
 use crate::fabric::{FabricView, PortView};
 use opa_wire::sa::{
-    self, attr_offset, NodeRecord, PathRecord, PortInfoRecord, SaHdr, SaMad, ATTR_MCMEMBER_RECORD,
+    self, attr_offset, NodeRecord, PortInfoRecord, SaHdr, SaMad, ATTR_MCMEMBER_RECORD,
     ATTR_NODE_RECORD, ATTR_PATH_RECORD, ATTR_PORTINFO_RECORD, METHOD_GET, METHOD_GET_RESP,
-    METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, METHOD_SET, SA_STATUS_INSUFFICIENT_COMPONENTS,
-    SA_STATUS_NO_RECORDS, SA_STATUS_REQ_INVALID, SA_STATUS_TOO_MANY_RECORDS,
+    METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, METHOD_SET, SA_STATUS_NO_RECORDS,
+    SA_STATUS_REQ_INVALID, SA_STATUS_TOO_MANY_RECORDS,
 };
 use opa_wire::wire::mad::{
     MAD_STATUS_BAD_VERSION, MAD_STATUS_UNSUPPORTED_METHOD, MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB,
@@ -45,13 +45,6 @@ pub struct Answer {
 
 /// Why no record could be chosen.
 type Status = u16;
-
-/// The MTU of an OPA path (`OPA_MTU_10240`, hfi1's largest).
-const PATH_MTU_10240: u8 = 7;
-/// The rate of an OPA-100 path (`IB_RATE_100_GBPS`).
-const PATH_RATE_100G: u8 = 16;
-/// The packet lifetime the SA gives (opa-fm's default `PacketLifetime` of 18).
-const PATH_PKT_LIFE: u8 = 18;
 
 /// The management P_Key (`STL_DEFAULT_FM_PKEY`): full membership of the Admin vFabric.
 pub const MGMT_PKEY: u16 = 0xffff;
@@ -245,7 +238,7 @@ fn answer_ib(req: &SaMad<'_>, view: &FabricView) -> Option<Answer> {
     };
     let a = match (method, attr) {
         (METHOD_GET | METHOD_GET_TABLE, ATTR_PATH_RECORD) => {
-            records_reply(req, "PathRecord", mname, path_records(req, view))
+            records_reply(req, "PathRecord", mname, path::path_records(req, view))
         }
         (METHOD_GET | METHOD_GET_TABLE, ATTR_MCMEMBER_RECORD) => records_reply(
             req,
@@ -430,98 +423,6 @@ fn port_info_records(req: &SaMad<'_>, view: &FabricView) -> Found {
     Ok((PortInfoRecord::SIZE, out))
 }
 
-/// The components of `mask` outside `known` make a PathRecord request invalid.
-fn check_mask(mask: u64, known: u64) -> Result<(), Status> {
-    if mask & !known != 0 {
-        Err(SA_STATUS_REQ_INVALID)
-    } else {
-        Ok(())
-    }
-}
-
-fn path_records(req: &SaMad<'_>, view: &FabricView) -> Found {
-    let m = req.sa.comp_mask;
-    check_mask(
-        m,
-        PathRecord::COMP_SERVICE_ID
-            | PathRecord::COMP_DGID
-            | PathRecord::COMP_SGID
-            | PathRecord::COMP_DLID
-            | PathRecord::COMP_SLID
-            | PathRecord::COMP_REVERSIBLE
-            | PathRecord::COMP_NUMB_PATH
-            | PathRecord::COMP_PKEY
-            | PathRecord::COMP_SL,
-    )?;
-    let t = PathRecord::decode(req.data).map_err(|_| SA_STATUS_REQ_INVALID)?;
-    let on = |bit: u64| m & bit != 0;
-    let pick = |lid_bit, lid: u16, gid_bit, gid: &[u8; 16]| -> Result<Vec<&PortView>, Status> {
-        // An IB PathRecord has 16-bit LIDs: a port above them has no path of this kind.
-        let ports = view
-            .ports
-            .iter()
-            .filter(|p| p.is_up() && p.lid <= u32::from(u16::MAX));
-        Ok(match (on(lid_bit), on(gid_bit)) {
-            (true, _) => ports.filter(|p| p.lid == u32::from(lid)).collect(),
-            (false, true) => ports
-                .filter(|p| p.port_guid == PathRecord::gid_guid(gid))
-                .collect(),
-            (false, false) => ports.collect(),
-        })
-    };
-    // IBA 15.2.5.16: a path needs its source; a Get needs both ends.
-    if !on(PathRecord::COMP_SLID) && !on(PathRecord::COMP_SGID) {
-        return Err(SA_STATUS_INSUFFICIENT_COMPONENTS);
-    }
-    if req.hdr.method == METHOD_GET && !on(PathRecord::COMP_DLID) && !on(PathRecord::COMP_DGID) {
-        return Err(SA_STATUS_INSUFFICIENT_COMPONENTS);
-    }
-    let srcs = pick(
-        PathRecord::COMP_SLID,
-        t.slid,
-        PathRecord::COMP_SGID,
-        &t.sgid,
-    )?;
-    let dsts = pick(
-        PathRecord::COMP_DLID,
-        t.dlid,
-        PathRecord::COMP_DGID,
-        &t.dgid,
-    )?;
-    let mut out = Vec::new();
-    for s in &srcs {
-        for d in &dsts {
-            let r = PathRecord {
-                service_id: if on(PathRecord::COMP_SERVICE_ID) {
-                    t.service_id
-                } else {
-                    0
-                },
-                dgid: PathRecord::guid_gid(d.port_guid),
-                sgid: PathRecord::guid_gid(s.port_guid),
-                dlid: d.lid as u16,
-                slid: s.lid as u16,
-                reversible: true,
-                numb_path: 1,
-                pkey: if on(PathRecord::COMP_PKEY) {
-                    t.pkey
-                } else {
-                    0xffff
-                },
-                sl: if on(PathRecord::COMP_SL) { t.sl } else { 0 },
-                mtu: PATH_MTU_10240,
-                rate: PATH_RATE_100G,
-                pkt_life: PATH_PKT_LIFE,
-            };
-            let mut b = vec![0u8; PathRecord::SIZE];
-            if r.encode(&mut b).is_ok() {
-                out.push(b);
-            }
-        }
-    }
-    Ok((PathRecord::SIZE, out))
-}
-
 trait ToVec {
     fn to_vec(&self) -> Vec<u8>;
 }
@@ -536,6 +437,7 @@ impl ToVec for NodeRecord {
 }
 
 mod mcmember;
+mod path;
 
 #[cfg(test)]
 mod tests;
