@@ -218,9 +218,11 @@ impl Fabric {
         self.mgmt_allowed.store(devices, Ordering::Relaxed);
     }
 
-    /// Whether the switch port of device `dev_index` allows management.
+    /// Whether the switch port of device `dev_index` allows management (`all`, every bit
+    /// set, covers devices past index 63 too).
     pub(crate) fn mgmt_allowed(&self, dev_index: u32) -> bool {
-        dev_index < 64 && self.mgmt_allowed.load(Ordering::Relaxed) & (1 << dev_index) != 0
+        let set = self.mgmt_allowed.load(Ordering::Relaxed);
+        set == u64::MAX || (dev_index < 64 && set & (1 << dev_index) != 0)
     }
 
     /// Whether an attached port other than `except` has the LID `lid`.

@@ -286,6 +286,8 @@ fn mgmt_allowed_devices() {
     for bad in [&b""[..], b"64", b"x", b"1,-2"] {
         kunit_expect!(crate::parse_device_set(bad).is_err());
     }
+    // `all` covers every index, past 63 too.
+    kunit_expect!(fabric.mgmt_allowed(0xee));
     fabric.set_mgmt_allowed(0b1);
     kunit_expect!(fabric.mgmt_allowed(0));
     kunit_expect!(!fabric.mgmt_allowed(1));

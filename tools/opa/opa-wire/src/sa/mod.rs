@@ -9,7 +9,7 @@
 //! public `stl_sa.h` (`STL_NODE_RECORD`, `STL_PORTINFO_RECORD`, `STL_MCMEMBER_RECORD`). The
 //! PathRecord is the exception: opa-fm serves it only at InfiniBand's versions (base version 1,
 //! SA class version 2, 256-byte MADs: `sa_PathRecord.c` answers any other with BAD_CLASS), so
-//! it has IBA's layout (15.2.5.16, 16-bit LIDs), and [`encode_ib`] and [`SaMad::decode_ib`]
+//! it has IBA's layout (15.2.5.16, 16-bit LIDs), and `encode_ib` and `SaMad::decode_ib`
 //! carry it. Records of a GetTable answer follow each other every `AttributeOffset` 8-byte words;
 //! an answer longer than one MAD travels as RMPP segments (IBA 13.6), which the kernel's MAD
 //! layer cuts and reassembles for an agent registered with RMPP version 1.
