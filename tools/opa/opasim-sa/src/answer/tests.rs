@@ -42,10 +42,8 @@ fn request(method: u8, attr: u16, attr_mod: u32, mask: u64, template: &[u8]) -> 
     m
 }
 
-fn ask(method: u8, attr: u16, mask: u64, template: &[u8]) -> (u16, Vec<Vec<u8>>, Answer) {
-    let a = answer(&request(method, attr, 0, mask, template), &view()).unwrap();
-    let m = SaMad::decode(&a.mad).unwrap();
-    assert_eq!(m.hdr.tid, 0x77);
+/// An answer's status and records (one for a GetResp with data).
+fn status_and_records(m: &SaMad<'_>) -> (u16, Vec<Vec<u8>>) {
     let recs = if m.hdr.method == METHOD_GET_TABLE_RESP {
         m.records().map(<[u8]>::to_vec).collect()
     } else if m.data.is_empty() {
@@ -53,7 +51,15 @@ fn ask(method: u8, attr: u16, mask: u64, template: &[u8]) -> (u16, Vec<Vec<u8>>,
     } else {
         vec![m.data.to_vec()]
     };
-    (m.hdr.status, recs, a)
+    (m.hdr.status, recs)
+}
+
+fn ask(method: u8, attr: u16, mask: u64, template: &[u8]) -> (u16, Vec<Vec<u8>>, Answer) {
+    let a = answer(&request(method, attr, 0, mask, template), &view()).unwrap();
+    let m = SaMad::decode(&a.mad).unwrap();
+    assert_eq!(m.hdr.tid, 0x77);
+    let (status, recs) = status_and_records(&m);
+    (status, recs, a)
 }
 
 #[test]
@@ -191,14 +197,8 @@ fn ask_ib(method: u8, attr: u16, mask: u64, template: &[u8]) -> (u16, Vec<Vec<u8
     m.truncate(n);
     let a = answer(&m, &view()).unwrap();
     let r = SaMad::decode_ib(&a.mad).expect("an answer at IB's versions");
-    let recs = if r.hdr.method == METHOD_GET_TABLE_RESP {
-        r.records().map(<[u8]>::to_vec).collect()
-    } else if r.data.is_empty() {
-        vec![]
-    } else {
-        vec![r.data.to_vec()]
-    };
-    (r.hdr.status, recs, a)
+    let (status, recs) = status_and_records(&r);
+    (status, recs, a)
 }
 
 /// opa-fm serves PathRecords only at IB's versions (`sa_PathRecord.c`): at OPA's, BAD_CLASS;
