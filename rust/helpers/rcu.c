@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 #include <linux/rcupdate.h>
+#include <linux/wait_bit.h>
 
 void rust_helper_rcu_read_lock(void)
 {
@@ -12,15 +13,9 @@ void rust_helper_rcu_read_unlock(void)
 	rcu_read_unlock();
 }
 
-/* For an Rcu's drop, which may wait for RCU callbacks: its context is checked every time. */
-void rust_helper_might_sleep(void)
-{
-	might_sleep();
-}
-
 /*
- * Before Rust waits for a grace period or for RCU callbacks (an Rcu's drop,
- * rcu::barrier(), rcu::synchronize()): inside a read-side section that wait
+ * Before Rust waits for a grace period or for RCU callbacks
+ * (rcu::barrier(), rcu::synchronize()): inside a read-side section that wait
  * would end the grace period under a live reference, or, with preemptible
  * RCU, never end. Reported with lockdep's RCU checking (CONFIG_PROVE_RCU),
  * and by might_sleep() where a section disables preemption.
@@ -30,4 +25,14 @@ void rust_helper_rcu_wait_check(void)
 	RCU_LOCKDEP_WARN(rcu_read_lock_any_held(),
 			 "Rust RCU wait inside an RCU read-side critical section");
 	might_sleep();
+}
+
+/*
+ * For the module exit of Rust code (rcu::wait_for_orphans()): waits until the
+ * count of objects that dropped Rcus left to their callbacks is zero. Rust
+ * decrements it and calls wake_up_var() on its address.
+ */
+void rust_helper_wait_var_event_zero(unsigned long *count)
+{
+	wait_var_event(count, READ_ONCE(*count) == 0);
 }

@@ -10,14 +10,18 @@
 //! [`Rcu::replace`] (`rcu_assign_pointer()`), which neither sleeps nor waits: the old object
 //! is retired with `call_rcu()`, and once its grace period has ended the next `replace` (or
 //! the `Rcu`'s drop) drops it, in the writer's context. So an object's `Drop` never runs in
-//! softirq context (it may sleep wherever the writer may), and nothing in the type depends on
+//! softirq context (it may sleep wherever the writer may, or in a worker; see below), and
+//! nothing in the type depends on
 //! the caller being outside a read-side section: a reference a reader holds stays valid
 //! across any number of replacements until its guard is dropped. Writers are not serialised
 //! by this type: two may replace concurrently.
 //!
-//! Dropping an [`Rcu`] whose replaced objects still wait for their grace period waits for
-//! them (`rcu_barrier()`), so that no callback of it runs after its owner (a module) is gone:
-//! an `Rcu` is dropped in process context.
+//! Dropping an [`Rcu`] does not wait either: objects it replaced whose grace period has not
+//! ended are left to their RCU callbacks, and the last of those hands them to a work item
+//! that drops them in process context. A module's exit waits for those drops (the
+//! `module!` macro calls [`wait_for_orphans`]), so that no code of the module runs after it
+//! is gone. So an `Rcu` may be dropped wherever its `T` may be dropped, inside a read-side
+//! section too.
 //!
 //! # Examples
 //!
@@ -39,20 +43,18 @@
 
 use crate::{
     alloc::{Flags, KBox},
-    bindings,
+    bindings, c_str,
     error::Result,
-    init::PinInit,
-    try_pin_init,
+    init::{pin_init_from_closure, PinInit},
+    static_lock_class,
     types::Opaque,
 };
 use core::{
-    marker::{PhantomData, PhantomPinned},
+    marker::PhantomData,
     ops::Deref,
-    pin::Pin,
     ptr,
     sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
 };
-use macros::{pin_data, pinned_drop};
 
 #[cfg(CONFIG_RUST_KERNEL_DOCTESTS)]
 #[path = "rcu_kunit.rs"]
@@ -132,10 +134,14 @@ impl ReadSide {
     }
 }
 
-/// Waits until every RCU callback queued before the call has run (`rcu_barrier()`): for
-/// objects replaced in any [`Rcu`], until each is ready for its owner to drop. Sleeps.
-pub fn barrier() {
-    // SAFETY: FFI calls without preconditions; the caller may sleep (documented). The check
+/// Waits until every RCU callback queued before the call has run (`rcu_barrier()`). Sleeps;
+/// never called in a read-side section (with preemptible RCU it would wait for itself).
+///
+/// Crate-private: no [`Rcu`] needs it (its drop does not wait), and code outside the crate
+/// cannot wait where it must not.
+#[cfg_attr(not(CONFIG_RUST_KERNEL_DOCTESTS), allow(dead_code))]
+pub(crate) fn barrier() {
+    // SAFETY: FFI calls without preconditions; the callers may sleep (documented). The check
     // reports a call inside a read-side section, where the wait never ends (preemptible RCU).
     unsafe {
         bindings::rcu_wait_check();
@@ -144,15 +150,47 @@ pub fn barrier() {
 }
 
 /// Waits for a grace period (`synchronize_rcu()`): every read-side section begun before the
-/// call has ended. Sleeps; never call it under a [`Guard`] (with preemptible RCU it would
-/// wait for itself).
-pub fn synchronize() {
-    // SAFETY: FFI calls without preconditions; the caller may sleep (documented). The check
-    // reports a call inside a read-side section, where the grace period could end under the
-    // caller's own references.
+/// call has ended. Sleeps; never called in a read-side section (with preemptible RCU it
+/// would wait for itself, without it the grace period could end under the caller's own
+/// references).
+///
+/// Crate-private for the same reason as [`barrier`].
+pub(crate) fn synchronize() {
+    // SAFETY: FFI calls without preconditions; the callers may sleep (documented). The check
+    // reports a call inside a read-side section.
     unsafe {
         bindings::rcu_wait_check();
         bindings::synchronize_rcu();
+    }
+}
+
+/// The objects that dropped [`Rcu`]s left to their callbacks and that are not dropped yet,
+/// counted per `Rcu`: what a module's exit waits for ([`wait_for_orphans`]).
+static ORPHANS: AtomicUsize = AtomicUsize::new(0);
+
+/// Waits until every [`Rcu`] dropped so far has dropped all its objects, including those it
+/// left to their RCU callbacks. The `module!` macro calls it when a module's init fails and
+/// after its exit, so that no object of the module is dropped after its code is gone.
+///
+/// # Safety
+///
+/// Sleeps: the caller is in process context, outside any read-side section and with no lock
+/// held that a work item on `system_wq` may wait for.
+#[doc(hidden)]
+pub unsafe fn wait_for_orphans() {
+    // SAFETY: The caller may sleep (function safety requirements); the counter is a static.
+    // The helper waits on `ORPHANS`'s address, which `orphan_done` wakes.
+    unsafe { bindings::wait_var_event_zero(ORPHANS.as_ptr().cast()) };
+}
+
+/// One orphan fewer: wakes [`wait_for_orphans`] when none is left.
+fn orphan_done() {
+    // `SeqCst`, a full barrier (a locked instruction): the drops done for the orphan happen
+    // before a waiter sees the count fall, and the count is stored before `wake_up_var()`
+    // looks for waiters, which it does without a lock (`wake_up_var()`'s requirement).
+    if ORPHANS.fetch_sub(1, Ordering::SeqCst) == 1 {
+        // SAFETY: FFI call; the address is a static's.
+        unsafe { bindings::wake_up_var(ORPHANS.as_ptr().cast()) };
     }
 }
 
@@ -165,15 +203,29 @@ pub fn synchronize() {
 struct Retired {
     head: Opaque<bindings::callback_head>,
     next: *mut Retired,
-    list: *const RetiredList,
+    shared: *const Shared,
 }
 
-/// The objects of one [`Rcu`] that its writers may drop, pushed by the RCU callback and
-/// taken whole by a writer.
-struct RetiredList {
+/// Bit of [`Shared::state`]: the [`Rcu`] is gone.
+const ORPHANED: usize = 1 << (usize::BITS - 1);
+
+/// What one [`Rcu`] shares with the callbacks of the objects it replaced: allocated apart
+/// from the `Rcu`, so that it outlives an `Rcu` dropped while callbacks are pending.
+///
+/// `#[repr(C)]` with `work` first: the work function gets a pointer to `work` and finds the
+/// `Shared` at the same address.
+#[repr(C)]
+struct Shared {
+    /// Queued by the last callback once the `Rcu` is gone: drops what it left, in process
+    /// context ([`orphan_work`]).
+    work: Opaque<bindings::work_struct>,
+    /// Replaced objects whose grace period has ended, pushed by their callbacks and taken
+    /// whole by a writer (or the work).
     first: AtomicPtr<Retired>,
-    /// Objects replaced whose callback has not finished.
-    in_flight: AtomicUsize,
+    /// Callbacks pending, plus [`ORPHANED`] once the `Rcu` is dropped.
+    state: AtomicUsize,
+    /// Drops a list of nodes of the `Rcu`'s `T` ([`Rcu::drop_list`]).
+    drop_list: unsafe fn(*mut Retired),
 }
 
 /// An object and its header, as one allocation.
@@ -184,32 +236,33 @@ struct Node<T> {
 }
 
 /// The RCU callback of a replaced object: its grace period has ended, so it joins its
-/// owner's list for the next writer to drop.
+/// owner's list for the next writer to drop; if the owner is gone and this is its last
+/// callback, the work that drops what it left is queued.
 ///
 /// Not generic, so that its code is the kernel's and not a module's: a callback may run
-/// after a module that replaced an object has begun to unload (until its `Rcu` is dropped).
-/// `#[inline(never)]` for the same reason: rustc may otherwise make a small non-generic
-/// function available for inlining in other crates (cross-crate inlining), and a module's
-/// generic `replace` would then pass `call_rcu()` a copy in the module's own code.
+/// after a module that replaced an object has begun to unload. `#[inline(never)]` for the
+/// same reason: rustc may otherwise make a small non-generic function available for
+/// inlining in other crates (cross-crate inlining), and a module's generic `replace` would
+/// then pass `call_rcu()` a copy in the module's own code.
 ///
 /// # Safety
 ///
-/// `head` is the `head` of a [`Retired`] whose `list` is valid until the counter
-/// `in_flight` this callback decrements has been seen at zero (the `Rcu` waits for that in
-/// its drop).
+/// `head` is the `head` of a [`Retired`] whose `shared` is valid and counts this callback
+/// in its `state`.
 #[inline(never)]
 unsafe extern "C" fn retired_callback(head: *mut bindings::callback_head) {
     let node = head.cast::<Retired>();
     // SAFETY: `head` is the first field of a `Retired` (`#[repr(C)]`), which no one else
-    // touches while its callback is pending; its `list` is valid (function safety
-    // requirements).
-    let list = unsafe { &*(*node).list };
-    let mut first = list.first.load(Ordering::Relaxed);
+    // touches while its callback is pending; its `shared` is valid until this callback is
+    // no longer counted (function safety requirements).
+    let shared = unsafe { &*(*node).shared };
+    let work = shared.work.get();
+    let mut first = shared.first.load(Ordering::Relaxed);
     loop {
         // SAFETY: As above; the node is not on the list yet.
         unsafe { (*node).next = first };
-        // `Release` hands the node (and its `next`) to the writer that takes the list.
-        match list
+        // `Release` hands the node (and its `next`) to whoever takes the list.
+        match shared
             .first
             .compare_exchange_weak(first, node, Ordering::Release, Ordering::Relaxed)
         {
@@ -217,64 +270,131 @@ unsafe extern "C" fn retired_callback(head: *mut bindings::callback_head) {
             Err(now) => first = now,
         }
     }
-    // `Release`: the push above is seen by whoever sees the count drop; the list is not
-    // touched after this.
-    list.in_flight.fetch_sub(1, Ordering::Release);
+    // `Release`: the push above is seen by whoever sees the count fall. `Acquire`: the last
+    // callback of an orphan takes the other callbacks' pushes with it, for the work.
+    if shared.state.fetch_sub(1, Ordering::AcqRel) == ORPHANED + 1 {
+        // The `Rcu` is gone and every other callback has finished: no one else refers to
+        // `shared`. Queueing orders the pushes before the work runs.
+        // SAFETY: `work` was initialised with `orphan_work` when `shared` was allocated, and
+        // was never queued before (only the last callback of an orphan queues it, once).
+        unsafe {
+            bindings::queue_work_on(
+                bindings::wq_misc_consts_WORK_CPU_UNBOUND as _,
+                bindings::system_wq,
+                work,
+            )
+        };
+    }
+}
+
+/// The work of an [`Rcu`] dropped while callbacks were pending, queued by the last of
+/// them: drops the objects it left and frees what it shared with them. Not generic, as
+/// [`retired_callback`]; the drops themselves are the module's code, which
+/// [`wait_for_orphans`] waits for.
+///
+/// # Safety
+///
+/// `work` is the `work` of a [`Shared`] from [`KBox::into_raw`] that no one else refers to.
+#[inline(never)]
+unsafe extern "C" fn orphan_work(work: *mut bindings::work_struct) {
+    // SAFETY: `work` is the first field of a `Shared` (`#[repr(C)]`) from `KBox::into_raw`,
+    // owned by this work alone (function safety requirements). The workqueue allows a work
+    // item to be freed by its own function.
+    let shared = unsafe { KBox::from_raw(work.cast::<Shared>()) };
+    let first = shared.first.swap(ptr::null_mut(), Ordering::Acquire);
+    let drop_list = shared.drop_list;
+    drop(shared);
+    // SAFETY: Every node on the list was pushed by a callback of the dropped `Rcu`, whose
+    // objects it now owns alone; `drop_list` is that `Rcu`'s.
+    unsafe { drop_list(first) };
+    orphan_done();
 }
 
 /// A pointer to an immutable `T` that readers follow under a [`Guard`] and writers replace
 /// whole without waiting; see the module documentation.
 ///
+/// `T: Send`: objects left to their callbacks by the drop are dropped in a worker.
+///
 /// # Invariants
 ///
-/// - `ptr` is always a pointer from [`KBox::into_raw`] of a `Node<T>` that this object owns.
-/// - A node replaced out of `ptr` has its `list` pointing to `retired`, and has been passed
-///   to `call_rcu()` with `retired_callback`,
-///   and counted in `retired.in_flight` until its callback has pushed it onto
-///   `retired.first`; a node on that list is owned by this object again, and is dropped only
-///   from there. So a reference a reader got under a [`Guard`] stays valid until the guard
-///   is dropped.
-#[pin_data(PinnedDrop)]
-pub struct Rcu<T> {
+/// - `ptr` is always a pointer from `KBox::into_raw` of a `Node<T>` that this object owns.
+/// - `shared` is a pointer from `KBox::into_raw` of a `Shared` whose `work` was
+///   initialised with `orphan_work` and whose `drop_list` is `Rcu::drop_list`; it is
+///   owned by this object and by the callbacks its `state` counts.
+/// - A node replaced out of `ptr` has its `shared` pointing to `shared`, and has been passed
+///   to `call_rcu()` with `retired_callback`, and counted in `state` until its callback has
+///   pushed it onto `first`; a node on that list is owned by this object again, and is
+///   dropped only from there. So a reference a reader got under a [`Guard`] stays valid
+///   until the guard is dropped.
+pub struct Rcu<T: Send> {
     ptr: AtomicPtr<Node<T>>,
-    /// Pointed to by every replaced node: it must not move, and does not, as an `Rcu` is
-    /// `!Unpin` (`_pin`) and only used pinned (its constructor is a pin initialiser).
-    retired: RetiredList,
-    #[pin]
-    _pin: PhantomPinned,
+    shared: *mut Shared,
     _owns: PhantomData<KBox<Node<T>>>,
 }
 
 // SAFETY: The object is handed between threads (a writer drops objects other writers
-// replaced): `T: Send`. Readers on any thread share it: `T: Sync`. The raw pointers in the
-// nodes are only followed as the invariants say.
+// replaced, a worker those left by the drop): `T: Send`. Readers on any thread share it:
+// `T: Sync`. The raw pointers are only followed as the invariants say.
 unsafe impl<T: Send + Sync> Send for Rcu<T> {}
 // SAFETY: As above; `&Rcu<T>` gives `&T` to any thread and lets any thread replace it.
 unsafe impl<T: Send + Sync> Sync for Rcu<T> {}
 
-impl<T> Rcu<T> {
-    /// An RCU pointer to `value`, which it allocates with `flags`.
+impl<T: Send> Rcu<T> {
+    /// An RCU pointer to `value`, which it allocates with `flags`. An initialiser, so that an
+    /// `Rcu` can be a field of a pinned structure; the allocations are made by this call.
     pub fn new(value: T, flags: Flags) -> impl PinInit<Self, crate::error::Error> {
-        try_pin_init!(Self {
-            ptr: AtomicPtr::new(Self::node(value, flags)?),
-            retired: RetiredList {
-                first: AtomicPtr::new(ptr::null_mut()),
-                in_flight: AtomicUsize::new(0),
-            },
-            _pin: PhantomPinned,
-            _owns: PhantomData,
-        }? crate::error::Error)
+        let this = Self::try_new(value, flags);
+        // SAFETY: On `Ok` the closure writes a whole `Self` into the slot, which `Self` may
+        // occupy at any address; on `Err` it writes nothing and owns nothing.
+        unsafe {
+            pin_init_from_closure(move |slot: *mut Self| {
+                slot.write(this?);
+                Ok(())
+            })
+        }
     }
 
-    /// A node holding `value`, as a raw pointer that the caller owns. Its `list` is set when
-    /// it is replaced.
+    fn try_new(value: T, flags: Flags) -> Result<Self> {
+        let shared = KBox::new(
+            Shared {
+                work: Opaque::uninit(),
+                first: AtomicPtr::new(ptr::null_mut()),
+                state: AtomicUsize::new(0),
+                drop_list: Self::drop_list,
+            },
+            flags,
+        )?;
+        // SAFETY: `work` is at its final address (a box does not move its contents), and is
+        // not queued; `orphan_work` is the function the invariants name.
+        unsafe {
+            bindings::init_work_with_key(
+                shared.work.get(),
+                Some(orphan_work),
+                false,
+                c_str!("rcu::Rcu orphans").as_char_ptr(),
+                static_lock_class!().as_ptr(),
+            )
+        };
+        // On failure the box is dropped: nothing refers to it yet.
+        let node = Self::node(value, flags)?;
+        // INVARIANT: Both pointers from `KBox::into_raw`, owned by the new object; `shared`
+        // initialised as the invariants say, and no callback counted yet.
+        Ok(Self {
+            ptr: AtomicPtr::new(node),
+            shared: KBox::into_raw(shared),
+            _owns: PhantomData,
+        })
+    }
+
+    /// A node holding `value`, as a raw pointer that the caller owns. Its `shared` is set
+    /// when it is replaced.
     fn node(value: T, flags: Flags) -> Result<*mut Node<T>> {
         let node = KBox::new(
             Node {
                 retired: Retired {
                     head: Opaque::uninit(),
                     next: ptr::null_mut(),
-                    list: ptr::null(),
+                    shared: ptr::null(),
                 },
                 value,
             },
@@ -304,19 +424,21 @@ impl<T> Rcu<T> {
     /// not sleep, and `flags` that do not either (`GFP_ATOMIC`).
     pub fn replace(&self, value: T, flags: Flags) -> Result {
         let new = Self::node(value, flags)?;
-        // Counted before the callback can run, so that the drop of `self` waits for it.
-        self.retired.in_flight.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `shared` is valid while `self` lives (type invariants).
+        let shared = unsafe { &*self.shared };
+        // Counted before the callback can run, so that the callback does not take the `Rcu`
+        // for gone.
+        shared.state.fetch_add(1, Ordering::Relaxed);
         // `Release` publishes the contents of `new` with the pointer; `Acquire` takes
         // ownership of the old node from the writer that published it.
         let old = self.ptr.swap(new, Ordering::AcqRel);
         // SAFETY: `old` is a live node that this object owned (type invariant) and that the
         // swap took out of `ptr`: only this writer can reach it, though readers may still
         // read its `value`, which this does not touch.
-        unsafe { (*old).retired.list = &self.retired };
-        // SAFETY: `old`'s header is its own (as above), its `list` is `self.retired`, which is
-        // pinned and lives until the drop of `self` has seen `in_flight` at zero, which it
-        // cannot before this callback has run.
-        // INVARIANT: The replaced node is passed to `call_rcu()` and counted in `in_flight`.
+        unsafe { (*old).retired.shared = self.shared };
+        // SAFETY: `old`'s header is its own (as above), its `shared` is this object's, which
+        // stays valid while `state` counts the callback (type invariants).
+        // INVARIANT: The replaced node is passed to `call_rcu()` and counted in `state`.
         unsafe {
             bindings::call_rcu(
                 Opaque::raw_get(ptr::addr_of!((*old).retired.head)),
@@ -329,12 +451,25 @@ impl<T> Rcu<T> {
 
     /// Drops the objects whose grace period has ended.
     fn drop_retired(&self) {
+        // SAFETY: `shared` is valid while `self` lives (type invariants).
+        let shared = unsafe { &*self.shared };
         // `Acquire` pairs with the callbacks' `Release`.
-        let mut p = self.retired.first.swap(ptr::null_mut(), Ordering::Acquire);
+        let first = shared.first.swap(ptr::null_mut(), Ordering::Acquire);
+        // SAFETY: The list's nodes were pushed by `retired_callback`, so this object owns
+        // them again, and the swap above took them from everyone else.
+        unsafe { Self::drop_list(first) };
+    }
+
+    /// Drops the nodes of the list that begins at `first`.
+    ///
+    /// # Safety
+    ///
+    /// Each node on the list is the `Retired` at the start of a `Node<T>` from
+    /// [`KBox::into_raw`] that the caller owns and no one else refers to.
+    unsafe fn drop_list(first: *mut Retired) {
+        let mut p = first;
         while !p.is_null() {
-            // SAFETY: `p` was pushed by `retired_callback`, so it is a `Retired` at the start
-            // of a `Node<T>` from `KBox::into_raw` that this object owns again, and no one
-            // else took it (the swap above took the whole list).
+            // SAFETY: As the function safety requirements say.
             let node = unsafe { KBox::from_raw(p.cast::<Node<T>>()) };
             p = node.retired.next;
             drop(node);
@@ -342,22 +477,32 @@ impl<T> Rcu<T> {
     }
 }
 
-#[pinned_drop]
-impl<T> PinnedDrop for Rcu<T> {
-    fn drop(self: Pin<&mut Self>) {
-        // Even if no callback is pending: a drop in atomic context, or in a read-side section
-        // (where `barrier` would wait for itself, or a grace period end under a live
-        // reference), is a bug whenever one is; reported with `CONFIG_PROVE_RCU` and
-        // `CONFIG_DEBUG_ATOMIC_SLEEP`.
-        // SAFETY: FFI call without preconditions.
-        unsafe { bindings::rcu_wait_check() };
-        if self.retired.in_flight.load(Ordering::Acquire) != 0 {
-            barrier();
-        }
-        // Every callback has pushed its node, and none touches `self.retired` any more.
-        self.drop_retired();
+impl<T: Send> Drop for Rcu<T> {
+    fn drop(&mut self) {
         // SAFETY: Being dropped: no reader holds a reference from `read` (they borrow
         // `self`), and the current node is owned (type invariant).
-        drop(unsafe { KBox::from_raw(self.ptr.load(Ordering::Relaxed)) });
+        drop(unsafe { KBox::from_raw(*self.ptr.get_mut()) });
+        self.drop_retired();
+        // SAFETY: `shared` is valid until this object lets go of it below.
+        let shared = unsafe { &*self.shared };
+        // No `replace` can add a callback (`&mut self`), so a count seen at zero stays there.
+        // `Acquire` takes the pushes of the callbacks that finished.
+        if shared.state.load(Ordering::Acquire) != 0 {
+            // Counted before the orphan can be dropped by its work.
+            ORPHANS.fetch_add(1, Ordering::Relaxed);
+            // `AcqRel`: as above, and hands the last callback what this thread did.
+            if shared.state.fetch_or(ORPHANED, Ordering::AcqRel) != 0 {
+                // INVARIANT: `shared` is the callbacks' alone now; the last one queues
+                // `orphan_work`, which drops what they pushed and frees `shared`.
+                return;
+            }
+            // The last callback finished between the two reads: nothing is orphaned.
+            orphan_done();
+        }
+        // No callback is pending and none will be: `shared` is this object's alone.
+        self.drop_retired();
+        // SAFETY: From `KBox::into_raw` (type invariants); its work was never queued (only an
+        // orphan's is) and no callback refers to it.
+        drop(unsafe { KBox::from_raw(self.shared) });
     }
 }

@@ -8,7 +8,7 @@
 //! closure type makes a symbol name longer than modpost takes); the `vnic-races` scenario
 //! covers them, with transmit reading on two CPUs while the EM replaces the MAC table.
 
-use super::{barrier, Guard, Rcu};
+use super::{barrier, wait_for_orphans, Guard, Rcu};
 use crate::{kunit_expect, kunit_expect_eq, prelude::*};
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -27,7 +27,12 @@ impl Drop for Counted {
     }
 }
 
+/// Starts a case: objects the previous cases' `Rcu`s left to their callbacks are dropped
+/// first, then the counts cleared.
 fn reset() {
+    // SAFETY: A KUnit case runs in process context, outside any read-side section, with no
+    // lock held.
+    unsafe { wait_for_orphans() };
     for d in &DROPS {
         d.store(0, Ordering::Relaxed);
     }
@@ -91,7 +96,7 @@ fn replace_in_own_read_section() {
 }
 
 /// An object replaced many times in a loop: each object is dropped exactly once, the last
-/// ones by the `Rcu`'s drop (which waits for their callbacks).
+/// ones by the work that the `Rcu`'s drop leaves them to, which a module's exit waits for.
 fn replaced_objects_are_dropped_once() {
     reset();
     let rcu = new_rcu(0);
@@ -100,9 +105,54 @@ fn replaced_objects_are_dropped_once() {
     }
     kunit_expect_eq!(DROPS[VALUES - 1].load(Ordering::Relaxed), 0);
     drop(rcu);
+    kunit_expect_eq!(DROPS[VALUES - 1].load(Ordering::Relaxed), 1);
+    // SAFETY: A KUnit case runs in process context, outside any read-side section, with no
+    // lock held.
+    unsafe { wait_for_orphans() };
     for (v, d) in DROPS.iter().enumerate() {
         kunit_expect_eq!((v, d.load(Ordering::Relaxed)), (v, 1));
     }
+}
+
+/// An `Rcu` dropped inside a read-side section in which it replaced objects: the drop does
+/// not wait (a wait would never end under preemptible RCU, or end the grace period under
+/// the section without it), and none of those objects is dropped before the section ends.
+fn drop_in_read_section() {
+    reset();
+    let rcu = new_rcu(0);
+    {
+        let _g = Guard::new();
+        for v in 1..10 {
+            kunit_expect_eq!(rcu.replace(Counted(v), GFP_ATOMIC), Ok(()));
+        }
+        drop(rcu);
+        // The current object goes with the `Rcu`; those it replaced wait for a grace period
+        // that began after `_g`'s section.
+        kunit_expect_eq!(drops(0, 9), 0);
+        kunit_expect_eq!(drops(9, 10), 1);
+    }
+    // SAFETY: As in `replaced_objects_are_dropped_once`, now that `_g` is gone.
+    unsafe { wait_for_orphans() };
+    for (v, d) in DROPS.iter().enumerate().take(10) {
+        kunit_expect_eq!((v, d.load(Ordering::Relaxed)), (v, 1));
+    }
+    kunit_expect_eq!(drops(10, VALUES), 0);
+}
+
+/// An `Rcu` whose callbacks have all run when it is dropped drops every object itself.
+fn drop_after_callbacks() {
+    reset();
+    let rcu = new_rcu(0);
+    for v in 1..10 {
+        kunit_expect_eq!(rcu.replace(Counted(v), GFP_KERNEL), Ok(()));
+    }
+    barrier();
+    drop(rcu);
+    kunit_expect_eq!(drops(0, 10), 10);
+    // Nothing is left to wait for.
+    // SAFETY: As in `replaced_objects_are_dropped_once`.
+    unsafe { wait_for_orphans() };
+    kunit_expect_eq!(drops(0, VALUES), 10);
 }
 
 crate::kunit_suite!(
@@ -111,5 +161,7 @@ crate::kunit_suite!(
         read_sees_published,
         replace_in_own_read_section,
         replaced_objects_are_dropped_once,
+        drop_in_read_section,
+        drop_after_callbacks,
     ]
 );
