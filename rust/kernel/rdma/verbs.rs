@@ -32,6 +32,8 @@ mod cq;
 mod cq_kunit;
 mod qp;
 mod qp_attr;
+#[cfg(CONFIG_RUST_KERNEL_DOCTESTS)]
+mod qp_kunit;
 mod qp_ops;
 mod recv;
 mod refused;
