@@ -228,6 +228,38 @@ struct Shared {
     drop_list: unsafe fn(*mut Retired),
 }
 
+impl Shared {
+    /// The shared part of a new `Rcu` whose list of nodes `drop_list` drops.
+    ///
+    /// Not generic, and `#[inline(never)]` (see [`retired_callback`]), so that the work item's
+    /// lockdep class and its name are one for every `Rcu`: lockdep warns when one key comes
+    /// with two names, as a copy of the name in each module would.
+    #[inline(never)]
+    fn new(drop_list: unsafe fn(*mut Retired), flags: Flags) -> Result<KBox<Self>> {
+        let shared = KBox::new(
+            Shared {
+                work: Opaque::uninit(),
+                first: AtomicPtr::new(ptr::null_mut()),
+                state: AtomicUsize::new(0),
+                drop_list,
+            },
+            flags,
+        )?;
+        // SAFETY: `work` is at its final address (a box does not move its contents), and is
+        // not queued; `orphan_work` is the function an `Rcu`'s invariants name.
+        unsafe {
+            bindings::init_work_with_key(
+                shared.work.get(),
+                Some(orphan_work),
+                false,
+                c_str!("rcu::Rcu orphans").as_char_ptr(),
+                static_lock_class!().as_ptr(),
+            )
+        };
+        Ok(shared)
+    }
+}
+
 /// An object and its header, as one allocation.
 #[repr(C)]
 struct Node<T> {
@@ -355,26 +387,7 @@ impl<T: Send> Rcu<T> {
     }
 
     fn try_new(value: T, flags: Flags) -> Result<Self> {
-        let shared = KBox::new(
-            Shared {
-                work: Opaque::uninit(),
-                first: AtomicPtr::new(ptr::null_mut()),
-                state: AtomicUsize::new(0),
-                drop_list: Self::drop_list,
-            },
-            flags,
-        )?;
-        // SAFETY: `work` is at its final address (a box does not move its contents), and is
-        // not queued; `orphan_work` is the function the invariants name.
-        unsafe {
-            bindings::init_work_with_key(
-                shared.work.get(),
-                Some(orphan_work),
-                false,
-                c_str!("rcu::Rcu orphans").as_char_ptr(),
-                static_lock_class!().as_ptr(),
-            )
-        };
+        let shared = Shared::new(Self::drop_list, flags)?;
         // On failure the box is dropped: nothing refers to it yet.
         let node = Self::node(value, flags)?;
         // INVARIANT: Both pointers from `KBox::into_raw`, owned by the new object; `shared`
