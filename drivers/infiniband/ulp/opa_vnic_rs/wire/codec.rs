@@ -177,6 +177,9 @@ macro_rules! wire_struct {
 
             /// Decodes the structure from the first [`Self::SIZE`] bytes of
             /// `buf`; bytes after them are ignored.
+            // Inlined, so that the value is built where its caller keeps it, not built and
+            // then moved (a VEMA Set decodes a 280-byte one).
+            #[inline]
             pub fn decode(buf: &[u8]) -> Result<Self, WireError> {
                 if buf.len() < Self::SIZE {
                     return Err(WireError::Truncated);
