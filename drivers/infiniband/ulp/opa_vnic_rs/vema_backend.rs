@@ -9,9 +9,8 @@ use crate::vema_agent::VportBackend;
 use crate::vport::{VportMacs, VportShared, VportUlp};
 use crate::vport_stats::{self, VportId};
 use crate::wire::{
-    tx_plan::TxPlan,
     vema_counters::{ErrorCounters, SummaryCounters},
-    vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX},
+    vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX, STATE_FORWARDING},
     vema_mac::{MacTable, MacTableEntry},
     WireError,
 };
@@ -167,19 +166,29 @@ impl VportBackend for Backend<'_> {
         let Some(v) = self.state.vport_mut(vport) else {
             return;
         };
-        // What the rest needs of the new info, not the info (280 bytes) itself.
-        let (mac, eth_mtu, vesw_id) = {
+        let netdev = v.netdev.netdev();
+        // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
+        // serialises only the MAC, with its adapter lock); the state follows `IFF_UP` as it
+        // is under RTNL, which open and stop change and report under RTNL too.
+        let rtnl = Rtnl::lock();
+        // The new values and the state they give (`opa_vnic_update_state()`, which C calls
+        // last: with RTNL and the port's lock held, nothing reads the state in between), in
+        // one hold of the lock; what the rest needs of the new info, not the info (280 bytes)
+        // itself.
+        let (mac, eth_mtu, vesw_id, forwarding) = {
             let mut st = v.shared.state.lock();
             st.info.apply_set(info);
+            st.info.vport.update_state(netdev.is_up(&rtnl));
             (
                 st.info.vport.base_mac_addr,
                 st.info.vesw.eth_mtu,
                 st.info.vesw.vesw_id,
+                st.info.vport.config_state == STATE_FORWARDING,
             )
         };
         // The plan of the request: it reads only what `apply_set` copies from it, so it is
         // the plan of the info just set (the host tests check that for any info and Set).
-        if let Err(e) = v.shared.publish(TxPlan::new(info), v.macs.clone()) {
+        if let Err(e) = v.shared.publish(info, v.macs.clone()) {
             // Transmit goes on with the configuration it had; the EM reads the new one and
             // can set it again.
             pr_err!(
@@ -188,11 +197,6 @@ impl VportBackend for Backend<'_> {
                 e
             );
         }
-        let netdev = v.netdev.netdev();
-        // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
-        // serialises only the MAC, with its adapter lock); the state follows `IFF_UP` as it
-        // is under RTNL, which open and stop change and report under RTNL too.
-        let rtnl = Rtnl::lock();
         if mac != v.vema_mac {
             netdev.set_mac(&rtnl, &mac);
             v.vema_mac = mac;
@@ -203,7 +207,7 @@ impl VportBackend for Backend<'_> {
         // Under RTNL too: the device's `set_id` may reopen the netdev (hfi1 takes the vport's
         // mutex, which its open takes under RTNL: the same order).
         netdev.set_vesw_id(vesw_id);
-        v.shared.update_state(netdev, netdev.is_up(&rtnl));
+        netdev.set_dormant(!forwarding);
     }
 
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {

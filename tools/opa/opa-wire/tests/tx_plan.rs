@@ -140,6 +140,8 @@ proptest! {
         let mut now = old;
         now.apply_set(&req);
         prop_assert_eq!(TxPlan::new(&now), TxPlan::new(&req));
+        // Queue selection's copy of the VL table, made from the info, is the plan's.
+        prop_assert_eq!(TxPlan::vl_table_of(&req), TxPlan::new(&req).vl_table());
     }
 }
 

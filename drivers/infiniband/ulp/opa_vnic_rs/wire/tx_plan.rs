@@ -44,6 +44,8 @@ const SC_SHIFT: u32 = 20;
 const SC_FIELD: u32 = (MAX_SC as u32) << SC_SHIFT;
 /// In a [`TxPlan`] SC and VL entry: the SC does not fit its field.
 const SC_BAD: u32 = 1 << 31;
+/// The bits of eight SCs, one a byte, that only an SC above [`MAX_SC`] has.
+const SC_OVER_MAX: u64 = u64::from_ne_bytes([!MAX_SC; 8]);
 
 /// Routing control classes (`RcClass`), each at its `shift() / 4`.
 const RC_CLASSES: usize = 7;
@@ -77,14 +79,16 @@ pub struct TxPlan {
     mcast_dlid: u32,
 }
 
-/// A table of [`TxPlan::sc_vl`] entries: by PCP, then untagged.
-#[inline]
-fn sc_vl_table(
+/// Fills `t`, a table of [`TxPlan::sc_vl`] entries: by PCP, then untagged.
+// Always inlined: the table is written where it is, in the plan.
+#[inline(always)]
+fn fill_sc_vl(
+    t: &mut [u32; MAX_NUM_PCP + 1],
     sc: &[u8; MAX_NUM_PCP],
     vl: &[u8; MAX_NUM_PCP],
     sc0: u8,
     vl0: u8,
-) -> [u32; MAX_NUM_PCP + 1] {
+) {
     let pair = |sc: u8, vl: u8| {
         let field = if sc > MAX_SC {
             SC_BAD
@@ -93,11 +97,20 @@ fn sc_vl_table(
         };
         field | u32::from(vl)
     };
-    let mut t = [pair(sc0, vl0); MAX_NUM_PCP + 1];
-    for ((t, &sc), &vl) in t.iter_mut().zip(sc).zip(vl) {
-        *t = pair(sc, vl);
+    if let Some(e) = t.get_mut(MAX_NUM_PCP) {
+        *e = pair(sc0, vl0);
     }
-    t
+    // Every SC in range (what an EM sets) is tested at once, eight bytes in one word: then
+    // each entry is a shift and an or.
+    if u64::from_ne_bytes(*sc) & SC_OVER_MAX == 0 {
+        for ((t, &sc), &vl) in t.iter_mut().zip(sc).zip(vl) {
+            *t = (u32::from(sc) << SC_SHIFT) | u32::from(vl);
+        }
+    } else {
+        for ((t, &sc), &vl) in t.iter_mut().zip(sc).zip(vl) {
+            *t = pair(sc, vl);
+        }
+    }
 }
 
 impl TxPlan {
@@ -125,25 +138,27 @@ impl TxPlan {
             w1: (u32::from(L2_16B) << 29) | (1 << 31) | rc_w1,
             w2: u32::from(L4_ETHR) | ((slid >> 20) << 8) | (u32::from(vesw.pkey) << 16),
             w4: u32::from(vesw.vesw_id) << 16,
-            sc_vl: [
-                sc_vl_table(
-                    &vport.pcp_to_sc_uc,
-                    &vport.pcp_to_vl_uc,
-                    vport.non_vlan_sc_uc,
-                    vport.non_vlan_vl_uc,
-                ),
-                sc_vl_table(
-                    &vport.pcp_to_sc_mc,
-                    &vport.pcp_to_vl_mc,
-                    vport.non_vlan_sc_mc,
-                    vport.non_vlan_vl_mc,
-                ),
-            ],
+            sc_vl: [[0; MAX_NUM_PCP + 1]; 2],
             rc_uniform,
             rc,
             ucast_dlid: [0; FLOW_TBL_SIZE],
             mcast_dlid: vesw.u_mcast_dlid,
         };
+        let [uc, mc] = &mut plan.sc_vl;
+        fill_sc_vl(
+            uc,
+            &vport.pcp_to_sc_uc,
+            &vport.pcp_to_vl_uc,
+            vport.non_vlan_sc_uc,
+            vport.non_vlan_vl_uc,
+        );
+        fill_sc_vl(
+            mc,
+            &vport.pcp_to_sc_mc,
+            &vport.pcp_to_vl_mc,
+            vport.non_vlan_sc_mc,
+            vport.non_vlan_vl_mc,
+        );
         if vesw.def_port_mask != 0 {
             plan.fill_ucast_dlid(vesw.def_port_mask, &vesw.u_ucast_dlid);
         }
@@ -175,6 +190,23 @@ impl TxPlan {
     /// without the plan (with [`TxPlan::entry`], as the plan reads its own).
     pub fn vl_table(&self) -> [[u8; MAX_NUM_PCP + 1]; 2] {
         self.sc_vl.map(|t| t.map(|e| e as u8))
+    }
+
+    /// [`TxPlan::vl_table`] of the plan of `info`, from `info` (its VL bytes as they are),
+    /// without the plan.
+    pub fn vl_table_of(info: &VeswPortInfo) -> [[u8; MAX_NUM_PCP + 1]; 2] {
+        let p = &info.vport;
+        let row = |vl: &[u8; MAX_NUM_PCP], vl0: u8| {
+            let mut t = [vl0; MAX_NUM_PCP + 1];
+            for (t, &vl) in t.iter_mut().zip(vl) {
+                *t = vl;
+            }
+            t
+        };
+        [
+            row(&p.pcp_to_vl_uc, p.non_vlan_vl_uc),
+            row(&p.pcp_to_vl_mc, p.non_vlan_vl_mc),
+        ]
     }
 
     /// The entry of a frame to `dmac` with the VLAN tag `tci` in a table by multicast or
