@@ -190,6 +190,41 @@ unload_vnic_stack() {
 	must rmmod opasim
 }
 
+# stream_start FROM TO ADDR: a TCP stream (iperf3) from namespace FROM to
+# ADDR, a server in namespace TO, in the background, flowing by the time it
+# returns (a module is then removed under it); stream_stop ends it. Both
+# ends have time limits of their own: a stream whose device went away
+# ends anyway.
+stream_start() {
+	ip netns exec "$2" timeout 60 iperf3 -s -1 >/dev/null 2>&1 &
+	_stream_pids=$!
+	sleep 1
+	ip netns exec "$1" timeout 40 iperf3 -c "$3" -t 20 >/dev/null 2>&1 &
+	_stream_pids="$_stream_pids $!"
+	sleep 3
+}
+stream_stop() {
+	kill $_stream_pids 2>/dev/null
+	wait $_stream_pids 2>/dev/null
+	_stream_pids=
+}
+
+# reload_under_traffic DRV TOML FROM TO ADDR: the VNIC driver DRV removed
+# while a TCP stream runs from namespace FROM to ADDR in TO, loaded again,
+# and the vports of TOML configured again (vnic-em); the netdevs of the
+# two vports (MACs 02:00:00:00:01:00 and 02:00:00:00:02:00) are then
+# in $vport_a and $vport_b.
+reload_under_traffic() {
+	stream_start "$3" "$4" "$5"
+	must rmmod "$1"
+	stream_stop
+	must modprobe "$1"
+	must /opa/vnic-em -d umad0 apply "$2" >/dev/null
+	vport_a=$(netdev_by_mac 02:00:00:00:01:00)
+	vport_b=$(netdev_by_mac 02:00:00:00:02:00)
+	[ -n "$vport_a" ] && [ -n "$vport_b" ] || fail "$1: no netdevs after reloading"
+}
+
 # The 16B headers (hex, entropy masked: it follows the flow hash) and VLs of the
 # IPv4 frames in opasim's capture, each once.
 capture_ipv4_headers() {

@@ -49,6 +49,17 @@ pub trait VportBackend {
     /// port computes: link status, oper state, MAC table digest...).
     fn vport_info(&self, vport: u8) -> VeswPortInfo;
 
+    /// Encodes the info of a virtual port into `out`, as [`VportBackend::vport_info`] gives it
+    /// ([`VeswPortInfo::vema_pod`] for one that does not exist). A backend that keeps the info
+    /// may encode it where it is, rather than copy it out first.
+    fn encode_vport_info(&self, vport: u8, out: &mut [u8]) -> Result<(), WireError> {
+        if self.has_vport(vport) {
+            self.vport_info(vport).encode(out)
+        } else {
+            VeswPortInfo::vema_pod().encode(out)
+        }
+    }
+
     /// Applies a Set of the info of an existing virtual port and acts on it (opens or closes
     /// the port, changes its MAC or MTU): the writable fields of `info`.
     fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo);
@@ -196,11 +207,7 @@ fn get_vport_info<B: VportBackend + ?Sized>(
     vport: u8,
     rsp: &mut [u8],
 ) -> Result<(), WireError> {
-    if backend.has_vport(vport) {
-        backend.vport_info(vport).encode(rsp)
-    } else {
-        VeswPortInfo::vema_pod().encode(rsp)
-    }
+    backend.encode_vport_info(vport, rsp)
 }
 
 fn set_vport_info<B: VportBackend + ?Sized>(

@@ -10,7 +10,7 @@ use crate::vport::{VportMacs, VportShared, VportUlp};
 use crate::vport_stats::{self, VportId};
 use crate::wire::{
     vema_counters::{ErrorCounters, SummaryCounters},
-    vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX},
+    vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX, STATE_FORWARDING},
     vema_mac::{MacTable, MacTableEntry},
     WireError,
 };
@@ -151,6 +151,14 @@ impl VportBackend for Backend<'_> {
             .unwrap_or_else(VeswPortInfo::vema_pod)
     }
 
+    /// Encoded where it is, under the vport's lock: no copy of the info.
+    fn encode_vport_info(&self, vport: u8, out: &mut [u8]) -> Result<(), WireError> {
+        match self.state.vport(vport) {
+            Some(v) => v.shared.state.lock().info.encode(out),
+            None => VeswPortInfo::vema_pod().encode(out),
+        }
+    }
+
     /// `opa_vnic_set_vesw_info()`, `opa_vnic_set_per_veswport_info()` and
     /// `opa_vnic_process_vema_config()`: the new values, then the interface's MAC, vesw id,
     /// MTU limit, flow table and state.
@@ -158,12 +166,29 @@ impl VportBackend for Backend<'_> {
         let Some(v) = self.state.vport_mut(vport) else {
             return;
         };
-        let now = {
+        let netdev = v.netdev.netdev();
+        // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
+        // serialises only the MAC, with its adapter lock); the state follows `IFF_UP` as it
+        // is under RTNL, which open and stop change and report under RTNL too.
+        let rtnl = Rtnl::lock();
+        // The new values and the state they give (`opa_vnic_update_state()`, which C calls
+        // last: with RTNL and the port's lock held, nothing reads the state in between), in
+        // one hold of the lock; what the rest needs of the new info, not the info (280 bytes)
+        // itself.
+        let (mac, eth_mtu, vesw_id, forwarding) = {
             let mut st = v.shared.state.lock();
             st.info.apply_set(info);
-            st.info
+            st.info.vport.update_state(netdev.is_up(&rtnl));
+            (
+                st.info.vport.base_mac_addr,
+                st.info.vesw.eth_mtu,
+                st.info.vesw.vesw_id,
+                st.info.vport.config_state == STATE_FORWARDING,
+            )
         };
-        if let Err(e) = v.shared.publish(v.macs.clone()) {
+        // The plan of the request: it reads only what `apply_set` copies from it, so it is
+        // the plan of the info just set (the host tests check that for any info and Set).
+        if let Err(e) = v.shared.publish(info, v.macs.clone()) {
             // Transmit goes on with the configuration it had; the EM reads the new one and
             // can set it again.
             pr_err!(
@@ -172,22 +197,17 @@ impl VportBackend for Backend<'_> {
                 e
             );
         }
-        let netdev = v.netdev.netdev();
-        // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
-        // serialises only the MAC, with its adapter lock); the state follows `IFF_UP` as it
-        // is under RTNL, which open and stop change and report under RTNL too.
-        let rtnl = Rtnl::lock();
-        if now.vport.base_mac_addr != v.vema_mac {
-            netdev.set_mac(&rtnl, &now.vport.base_mac_addr);
-            v.vema_mac = now.vport.base_mac_addr;
+        if mac != v.vema_mac {
+            netdev.set_mac(&rtnl, &mac);
+            v.vema_mac = mac;
         }
         // The C driver takes any eth_mtu; above ETH_MTU_MAX frames no longer fit the 16B
         // length field.
-        netdev.set_max_mtu(&rtnl, u32::from(now.vesw.eth_mtu.min(ETH_MTU_MAX)));
+        netdev.set_max_mtu(&rtnl, u32::from(eth_mtu.min(ETH_MTU_MAX)));
         // Under RTNL too: the device's `set_id` may reopen the netdev (hfi1 takes the vport's
         // mutex, which its open takes under RTNL: the same order).
-        netdev.set_vesw_id(now.vesw.vesw_id);
-        v.shared.update_state(netdev, netdev.is_up(&rtnl));
+        netdev.set_vesw_id(vesw_id);
+        netdev.set_dormant(!forwarding);
     }
 
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {
@@ -219,7 +239,7 @@ impl VportBackend for Backend<'_> {
         };
         // Transmit first: on failure nothing has changed.
         v.shared
-            .publish(new.clone())
+            .publish_macs(new.clone())
             .map_err(|_| WireError::NoSpace)?;
         v.shared.state.lock().info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
         v.macs = new;
@@ -229,7 +249,7 @@ impl VportBackend for Backend<'_> {
     /// `opa_vnic_release_mac_tbl()`: no entries, digest 0.
     fn release_mac_table(&mut self, vport: u8) {
         if let Some(v) = self.state.vport_mut(vport) {
-            if let Err(e) = v.shared.publish(None) {
+            if let Err(e) = v.shared.publish_macs(None) {
                 pr_err!(
                     "vport {}: MAC table still in use by transmit: {:?}\n",
                     vport,

@@ -85,27 +85,32 @@ impl VemaPort {
 
 impl MadHandler for VemaPort {
     fn recv(&self, agent: &Agent<Self>, mad: &RecvMad<'_>) {
-        let mut guard = self.locked.lock();
-        let Locked { state, req } = &mut *guard;
-        // A request may arrive trimmed to its attribute (as opa-fm sends them) or at the size
-        // of an InfiniBand MAD: it is read as the C agent reads it, zero-filled to a whole MAD.
-        // A whole one is read where it arrived.
-        let req: &[u8] = match mad.bytes() {
-            whole if whole.len() >= OPA_MGMT_MAD_SIZE => whole,
-            _ => {
-                mad.read_padded(&mut req[..]);
-                &req[..]
-            }
-        };
-        let mut backend = Backend {
-            state,
-            device: mad.device(),
-            trap_sink: &self.trap_sink,
-            sender: agent.sender(),
-        };
-        // The answer is built in the send buffer itself, which the MAD layer zeroed.
+        // The base version of the answer is the request's (its first byte, 0 if it arrived
+        // empty, as the zero-filled copy below reads it).
+        let base_version = mad.bytes().first().copied().unwrap_or(0);
+        // The answer is built in the send buffer itself, which the MAD layer zeroed, under the
+        // port's lock, which is released before the answer is sent (as the C agent does): the
+        // manager's next request, which the answer lets it send, does not find it held.
         let mut unanswerable = None;
-        let sent = mad.respond_with(RESPONSE_LEN, req.first().copied(), |rsp| {
+        let sent = mad.respond_with(RESPONSE_LEN, Some(base_version), |rsp| {
+            let mut guard = self.locked.lock();
+            let Locked { state, req } = &mut *guard;
+            // A request may arrive trimmed to its attribute (as opa-fm sends them) or at the
+            // size of an InfiniBand MAD: it is read as the C agent reads it, zero-filled to a
+            // whole MAD. A whole one is read where it arrived.
+            let req: &[u8] = match mad.bytes() {
+                whole if whole.len() >= OPA_MGMT_MAD_SIZE => whole,
+                _ => {
+                    mad.read_padded(&mut req[..]);
+                    &req[..]
+                }
+            };
+            let mut backend = Backend {
+                state,
+                device: mad.device(),
+                trap_sink: &self.trap_sink,
+                sender: agent.sender(),
+            };
             vema_agent::process_zeroed(&mut backend, req, rsp).map_err(|e| {
                 unanswerable = Some(e);
                 EINVAL

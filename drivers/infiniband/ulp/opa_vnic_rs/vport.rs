@@ -148,18 +148,32 @@ impl VportShared {
         )
     }
 
-    /// Publishes what transmit reads, from the current info and `macs`. Does not wait for
-    /// the transmits that may still read the snapshot it replaces (RCU frees that one later),
-    /// so an EM's Sets do not queue behind grace periods. The caller serialises publishers
-    /// (the agent holds the port's lock), so that the last info published is the last one
-    /// set.
-    pub(crate) fn publish(&self, macs: Option<Arc<VportMacs>>) -> Result {
-        let info = self.state.lock().info;
-        let plan = TxPlan::new(&info);
-        let vl = plan.vl_table();
-        self.tx.replace(TxSnapshot { plan, macs }, GFP_KERNEL)?;
+    /// Publishes what transmit reads: the plan of `info`, and `macs`. Does not wait for the
+    /// transmits that may still read the snapshot it replaces (RCU frees that one later), so
+    /// an EM's Sets do not queue behind grace periods. The caller serialises publishers (the
+    /// agent holds the port's lock), so that the last plan published is the one of the last
+    /// info set.
+    pub(crate) fn publish(&self, info: &VeswPortInfo, macs: Option<Arc<VportMacs>>) -> Result {
+        // The plan is made where the snapshot is put together, not made and then moved in.
+        self.tx.replace(
+            TxSnapshot {
+                plan: TxPlan::new(info),
+                macs,
+            },
+            GFP_KERNEL,
+        )?;
         // Only now: queue selection must not pick by a plan that transmit never sends with
         // (the replace fails if it cannot allocate).
+        self.vl.set(TxPlan::vl_table_of(info));
+        Ok(())
+    }
+
+    /// [`VportShared::publish`] with the current info: `macs` changed, the info did not. The
+    /// plan is made under the lock, from the info where it is (no copy of it).
+    pub(crate) fn publish_macs(&self, macs: Option<Arc<VportMacs>>) -> Result {
+        let plan = TxPlan::new(&self.state.lock().info);
+        let vl = plan.vl_table();
+        self.tx.replace(TxSnapshot { plan, macs }, GFP_KERNEL)?;
         self.vl.set(vl);
         Ok(())
     }

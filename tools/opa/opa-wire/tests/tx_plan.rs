@@ -75,16 +75,24 @@ fn any_frame() -> impl Strategy<Value = ([u8; TX_PARSE_LEN], u16)> {
         })
 }
 
-/// A configuration: any bytes, with the RC classes often all equal (the plan's fast case)
-/// and SCs often in range.
+/// A configuration: any bytes, with the RC classes often all equal (the plan's fast case),
+/// SCs often in range, and often no default port or one (the EM's usual configurations).
 fn any_info() -> impl Strategy<Value = VeswPortInfo> {
     (
         proptest::collection::vec(any::<u8>(), VeswPortInfo::SIZE),
         any::<bool>(),
         any::<bool>(),
+        prop_oneof![
+            Just(None),
+            Just(Some(0u16)),
+            (0u32..16).prop_map(|b| Some(1u16 << b))
+        ],
     )
-        .prop_map(|(bytes, uniform_rc, small_sc)| {
+        .prop_map(|(bytes, uniform_rc, small_sc, mask)| {
             let mut info = VeswPortInfo::decode(&bytes).unwrap();
+            if let Some(mask) = mask {
+                info.vesw.def_port_mask = mask;
+            }
             if uniform_rc {
                 let rc = info.vesw.rc & 7;
                 info.vesw.rc = (0..7).fold(0, |acc, i| acc | (rc << (4 * i)));
@@ -123,6 +131,17 @@ proptest! {
             TxPlan::entry(&vl_table, &t.dmac, t.vlan_tci).copied(),
             Some(plan.vl(&t.dmac, t.vlan_tci))
         );
+    }
+
+    /// The driver makes a Set's plan from the request: the plan reads only what a Set copies
+    /// into the vport's info, so it is the plan of the info the Set leaves, whatever was there.
+    #[test]
+    fn plan_of_a_set_is_the_plan_of_the_info_it_leaves(old in any_info(), req in any_info()) {
+        let mut now = old;
+        now.apply_set(&req);
+        prop_assert_eq!(TxPlan::new(&now), TxPlan::new(&req));
+        // Queue selection's copy of the VL table, made from the info, is the plan's.
+        prop_assert_eq!(TxPlan::vl_table_of(&req), TxPlan::new(&req).vl_table());
     }
 }
 

@@ -89,18 +89,8 @@ run_with() {
 	ip netns exec na ping -c 1 -W 2 10.11.0.2 >/dev/null || fail "$drv: no ping after the port came back"
 
 	echo "== $drv: rmmod and insmod under traffic"
-	ip netns exec nb iperf3 -s -1 -D >/dev/null
-	sleep 1
-	timeout 30 ip netns exec na iperf3 -c 10.11.0.2 -t 8 >/dev/null 2>&1 &
-	client=$!
-	sleep 2
-	must rmmod "$drv"
-	wait $client
-	must modprobe "$drv"
-	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
-	a=$(netdev_by_mac 02:00:00:00:01:00)
-	b=$(netdev_by_mac 02:00:00:00:02:00)
-	[ -n "$a" ] && [ -n "$b" ] || fail "$drv: no netdevs after reloading"
+	reload_under_traffic "$drv" /tmp/fabric.toml na nb 10.11.0.2
+	a=$vport_a b=$vport_b
 	netns_host na2 "$a" 10.11.0.1/24
 	netns_host nb2 "$b" 10.11.0.2/24
 	sleep 1

@@ -296,28 +296,15 @@ run_with() {
 	fi
 
 	echo "== $drv: rmmod under traffic"
-	ip netns exec nb timeout 60 iperf3 -s -1 >/dev/null 2>&1 &
+	reload_under_traffic "$drv" /tmp/sg.toml na nb 10.21.0.2
+	netns_host ma "$vport_a" 10.23.0.1/24
+	netns_host mb "$vport_b" 10.23.0.2/24
 	sleep 1
-	ip netns exec na timeout 40 iperf3 -c 10.21.0.2 -t 20 >/dev/null 2>&1 &
-	sleep 3
-	must rmmod "$drv"
-	must modprobe "$drv"
-	must /opa/vnic-em -d umad0 apply /tmp/sg.toml >/dev/null
-	a2=$(netdev_by_mac 02:00:00:00:01:00)
-	b2=$(netdev_by_mac 02:00:00:00:02:00)
-	[ -n "$a2" ] && [ -n "$b2" ] || fail "$drv: no netdevs after reloading"
-	netns_host ma "$a2" 10.23.0.1/24
-	netns_host mb "$b2" 10.23.0.2/24
-	sleep 1
-	ip netns exec mb timeout 60 iperf3 -s -1 >/dev/null 2>&1 &
-	sleep 1
-	ip netns exec ma timeout 40 iperf3 -c 10.23.0.2 -t 20 >/dev/null 2>&1 &
-	sleep 3
+	stream_start ma mb 10.23.0.2
 	must rmmod opasim
 	must rmmod "$drv"
 	must rmmod ib_umad
-	kill $(jobs -p) 2>/dev/null
-	wait
+	stream_stop
 	for ns in na nb ma mb; do ip netns del $ns; done
 }
 

@@ -111,7 +111,7 @@ macro_rules! array_field {
         impl<const N: usize> Field for [$t; N] {
             const SIZE: usize = core::mem::size_of::<[$t; N]>();
             const ZERO: Self = [0; N];
-            #[inline]
+            #[inline(always)]
             fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
                 const W: usize = core::mem::size_of::<$t>();
                 let bytes = r.take_slice(Self::SIZE)?;
@@ -123,7 +123,7 @@ macro_rules! array_field {
                 }
                 Ok(out)
             }
-            #[inline]
+            #[inline(always)]
             fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
                 const W: usize = core::mem::size_of::<$t>();
                 let dst = w.put_slice(Self::SIZE)?;
@@ -177,6 +177,9 @@ macro_rules! wire_struct {
 
             /// Decodes the structure from the first [`Self::SIZE`] bytes of
             /// `buf`; bytes after them are ignored.
+            // Inlined, so that the value is built where its caller keeps it, not built and
+            // then moved (a VEMA Set decodes a 280-byte one).
+            #[inline]
             pub fn decode(buf: &[u8]) -> Result<Self, WireError> {
                 if buf.len() < Self::SIZE {
                     return Err(WireError::Truncated);
@@ -216,12 +219,13 @@ macro_rules! wire_struct {
             // The structure's bytes are taken with one bounds check, and its fields read from
             // them: at constant offsets into a slice of constant length, whose checks the
             // compiler removes (a VEMA Set decodes and encodes these on every request).
-            #[inline]
+            // Always inlined, down to the integers: only then are the offsets constants.
+            #[inline(always)]
             fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
                 let mut r = Reader::new(r.take_slice(Self::SIZE)?);
                 Ok(Self { $( $field: <$ty as Field>::read(&mut r)?, )* })
             }
-            #[inline]
+            #[inline(always)]
             fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
                 let mut w = Writer::new(w.put_slice(Self::SIZE)?);
                 $( <$ty as Field>::write(&self.$field, &mut w)?; )*

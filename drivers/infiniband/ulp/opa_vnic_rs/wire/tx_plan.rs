@@ -14,11 +14,11 @@
 //! [`VeswInfo::select_dlid`]: super::vema_info::VeswInfo::select_dlid
 
 use super::encap::{
-    entropy_from_hash, flow_id, flow_table, is_local_ether_addr, vlan_pcp, RcClass, TxFrame,
-    FLOW_TBL_SIZE, INVALID_PORT, TX_PARSE_LEN,
+    entropy_from_hash, flow_id, is_local_ether_addr, vlan_pcp, RcClass, TxFrame, FLOW_TBL_SIZE,
+    TX_PARSE_LEN,
 };
 use super::hdr16b::{HDR_LEN, ICRC_TAIL_LEN, L2_16B, L4_ETHR, MAX_ETH_FRAME, MAX_LID, MAX_SC};
-use super::vema_info::{VeswPortInfo, MAX_NUM_PCP};
+use super::vema_info::{VeswPortInfo, MAX_NUM_PCP, VESW_MAX_NUM_DEF_PORT};
 use super::vema_mac::ETH_ALEN;
 
 /// Length of the metadata the HFI reads in front of the 16B header
@@ -44,9 +44,18 @@ const SC_SHIFT: u32 = 20;
 const SC_FIELD: u32 = (MAX_SC as u32) << SC_SHIFT;
 /// In a [`TxPlan`] SC and VL entry: the SC does not fit its field.
 const SC_BAD: u32 = 1 << 31;
+/// The bits of eight SCs, one a byte, that only an SC above [`MAX_SC`] has.
+const SC_OVER_MAX: u64 = u64::from_ne_bytes([!MAX_SC; 8]);
 
 /// Routing control classes (`RcClass`), each at its `shift() / 4`.
 const RC_CLASSES: usize = 7;
+/// The 3 bits of each class's RC in the vesw's `rc` word.
+const RC_MASK: u32 = 0x0777_7777;
+/// One in each class's nibble: an RC times this is that RC for every class.
+const RC_REPEAT: u32 = 0x0111_1111;
+const _: () = assert!(
+    RcClass::Default.shift() == 0 && RcClass::Ipv6Udp.shift() == 4 * (RC_CLASSES as u32 - 1)
+);
 
 /// A vport's transmit decisions, as tables; see the module documentation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,80 +79,110 @@ pub struct TxPlan {
     mcast_dlid: u32,
 }
 
+/// Fills `t`, a table of [`TxPlan::sc_vl`] entries: by PCP, then untagged.
+// Always inlined: the table is written where it is, in the plan.
+#[inline(always)]
+fn fill_sc_vl(
+    t: &mut [u32; MAX_NUM_PCP + 1],
+    sc: &[u8; MAX_NUM_PCP],
+    vl: &[u8; MAX_NUM_PCP],
+    sc0: u8,
+    vl0: u8,
+) {
+    let pair = |sc: u8, vl: u8| {
+        let field = if sc > MAX_SC {
+            SC_BAD
+        } else {
+            u32::from(sc) << SC_SHIFT
+        };
+        field | u32::from(vl)
+    };
+    if let Some(e) = t.get_mut(MAX_NUM_PCP) {
+        *e = pair(sc0, vl0);
+    }
+    // Every SC in range (what an EM sets) is tested at once, eight bytes in one word: then
+    // each entry is a shift and an or.
+    if u64::from_ne_bytes(*sc) & SC_OVER_MAX == 0 {
+        for ((t, &sc), &vl) in t.iter_mut().zip(sc).zip(vl) {
+            *t = (u32::from(sc) << SC_SHIFT) | u32::from(vl);
+        }
+    } else {
+        for ((t, &sc), &vl) in t.iter_mut().zip(sc).zip(vl) {
+            *t = pair(sc, vl);
+        }
+    }
+}
+
 impl TxPlan {
     /// The decisions the vport's `info` makes.
+    ///
+    /// An EM's Set makes a new plan (every VESW port info Set), so this is kept cheap: the
+    /// tables are filled where they end up, and the default ports' DLIDs are found from the
+    /// mask's set bits alone (none, the EM's default, costs nothing).
     pub fn new(info: &VeswPortInfo) -> Self {
         let (vesw, vport) = (&info.vesw, &info.vport);
         let slid = vport.encap_slid & MAX_LID;
-        let table = |sc: &[u8; MAX_NUM_PCP], vl: &[u8; MAX_NUM_PCP], sc0: u8, vl0: u8| {
-            let pair = |sc: u8, vl: u8| {
-                let field = if sc > MAX_SC {
-                    SC_BAD
-                } else {
-                    u32::from(sc) << SC_SHIFT
-                };
-                field | u32::from(vl)
-            };
-            let mut t = [pair(sc0, vl0); MAX_NUM_PCP + 1];
-            for ((t, &sc), &vl) in t.iter_mut().zip(sc).zip(vl) {
-                *t = pair(sc, vl);
-            }
-            t
-        };
+        // The RC of each class, at the class's nibble (`RcClass::shift`): the classes are
+        // the nibbles 0 to 6 in order. All the same (the EM's default: all 0) when every
+        // nibble's 3 bits equal the first's.
+        let rc_bits = vesw.rc & RC_MASK;
+        let rc0 = (rc_bits & 0x7) as u8;
+        let rc_uniform = rc_bits == u32::from(rc0).wrapping_mul(RC_REPEAT);
         let mut rc = [0u8; RC_CLASSES];
-        for class in [
-            RcClass::Default,
-            RcClass::Ipv4,
-            RcClass::Ipv4Udp,
-            RcClass::Ipv4Tcp,
-            RcClass::Ipv6,
-            RcClass::Ipv6Tcp,
-            RcClass::Ipv6Udp,
-        ] {
-            if let Some(r) = rc.get_mut((class.shift() / 4) as usize) {
-                *r = vesw.select_rc(class);
-            }
+        for (i, r) in rc.iter_mut().enumerate() {
+            *r = (rc_bits.wrapping_shr(i.wrapping_mul(4) as u32) & 0x7) as u8;
         }
-        let flows = flow_table(vesw.def_port_mask);
-        let mut ucast_dlid = [0u32; FLOW_TBL_SIZE];
-        for (d, &port) in ucast_dlid.iter_mut().zip(flows.iter()) {
-            if port != INVALID_PORT {
-                *d = vesw
-                    .u_ucast_dlid
-                    .get(usize::from(port))
-                    .copied()
-                    .unwrap_or(0);
-            }
-        }
-        let rc_uniform = rc.iter().all(|&r| r == rc[0]);
-        let rc_w1 = if rc_uniform {
-            u32::from(rc[0]) << 25
-        } else {
-            0
-        };
-        Self {
+        let rc_w1 = if rc_uniform { u32::from(rc0) << 25 } else { 0 };
+        let mut plan = Self {
             w0: slid & 0xf_ffff,
             w1: (u32::from(L2_16B) << 29) | (1 << 31) | rc_w1,
             w2: u32::from(L4_ETHR) | ((slid >> 20) << 8) | (u32::from(vesw.pkey) << 16),
             w4: u32::from(vesw.vesw_id) << 16,
-            sc_vl: [
-                table(
-                    &vport.pcp_to_sc_uc,
-                    &vport.pcp_to_vl_uc,
-                    vport.non_vlan_sc_uc,
-                    vport.non_vlan_vl_uc,
-                ),
-                table(
-                    &vport.pcp_to_sc_mc,
-                    &vport.pcp_to_vl_mc,
-                    vport.non_vlan_sc_mc,
-                    vport.non_vlan_vl_mc,
-                ),
-            ],
+            sc_vl: [[0; MAX_NUM_PCP + 1]; 2],
             rc_uniform,
             rc,
-            ucast_dlid,
+            ucast_dlid: [0; FLOW_TBL_SIZE],
             mcast_dlid: vesw.u_mcast_dlid,
+        };
+        let [uc, mc] = &mut plan.sc_vl;
+        fill_sc_vl(
+            uc,
+            &vport.pcp_to_sc_uc,
+            &vport.pcp_to_vl_uc,
+            vport.non_vlan_sc_uc,
+            vport.non_vlan_vl_uc,
+        );
+        fill_sc_vl(
+            mc,
+            &vport.pcp_to_sc_mc,
+            &vport.pcp_to_vl_mc,
+            vport.non_vlan_sc_mc,
+            vport.non_vlan_vl_mc,
+        );
+        if vesw.def_port_mask != 0 {
+            plan.fill_ucast_dlid(vesw.def_port_mask, &vesw.u_ucast_dlid);
+        }
+        plan
+    }
+
+    /// `ucast_dlid[flow]`: `u_ucast_dlid[flow_tbl[flow]]` for the flow table of `mask`
+    /// ([`flow_table`](super::encap::flow_table): flow i goes to the (i mod n)-th of the n
+    /// set bits), from the DLIDs of the set bits taken round: no table of ports, no division.
+    fn fill_ucast_dlid(&mut self, mask: u16, u_ucast_dlid: &[u32; VESW_MAX_NUM_DEF_PORT]) {
+        let mut dlids = [0u32; VESW_MAX_NUM_DEF_PORT];
+        let mut n = 0usize;
+        let mut bits = mask;
+        while bits != 0 {
+            let port = bits.trailing_zeros() as usize;
+            if let (Some(d), Some(&dlid)) = (dlids.get_mut(n), u_ucast_dlid.get(port)) {
+                *d = dlid;
+            }
+            n = n.wrapping_add(1);
+            bits &= bits.wrapping_sub(1);
+        }
+        let dlids = dlids.get(..n).unwrap_or(&dlids);
+        for (d, &dlid) in self.ucast_dlid.iter_mut().zip(dlids.iter().cycle()) {
+            *d = dlid;
         }
     }
 
@@ -151,6 +190,23 @@ impl TxPlan {
     /// without the plan (with [`TxPlan::entry`], as the plan reads its own).
     pub fn vl_table(&self) -> [[u8; MAX_NUM_PCP + 1]; 2] {
         self.sc_vl.map(|t| t.map(|e| e as u8))
+    }
+
+    /// [`TxPlan::vl_table`] of the plan of `info`, from `info` (its VL bytes as they are),
+    /// without the plan.
+    pub fn vl_table_of(info: &VeswPortInfo) -> [[u8; MAX_NUM_PCP + 1]; 2] {
+        let p = &info.vport;
+        let row = |vl: &[u8; MAX_NUM_PCP], vl0: u8| {
+            let mut t = [vl0; MAX_NUM_PCP + 1];
+            for (t, &vl) in t.iter_mut().zip(vl) {
+                *t = vl;
+            }
+            t
+        };
+        [
+            row(&p.pcp_to_vl_uc, p.non_vlan_vl_uc),
+            row(&p.pcp_to_vl_mc, p.non_vlan_vl_mc),
+        ]
     }
 
     /// The entry of a frame to `dmac` with the VLAN tag `tci` in a table by multicast or
