@@ -107,6 +107,12 @@ run_with() {
 	must sh -c "echo active >$P1/state"
 	sleep 1
 	note "a link flap after the failed reopen: carrier $(carrier "$a")"
+	# Frames sent meanwhile: the HFI stopped the queues when it took the
+	# netdev down, and a carrier turned on does not start them again.
+	tx0=$(cat /sys/class/net/$a/statistics/tx_packets)
+	must /opa/vnic-send --dev "$a" --kind ipv4-udp --dmac $B --len 100 --count 5 --flows 1
+	sleep 1
+	note "5 frames sent then: $(($(cat /sys/class/net/$a/statistics/tx_packets) - tx0)) reached the driver"
 	must ip link set "$a" down
 	must ip link set "$a" up
 	sleep 1
