@@ -23,17 +23,16 @@
 //!   dropped on the port, one `reason count` line per reason.
 //! - `<device>/port<N>/vnic_sdma` (read only): the SDMA rings of the port's VNIC netdevs,
 //!   one `counter value` line each (see [`crate::port::SdmaCounters`]).
-//! - `<device>/port<N>/rx_errors`: writing `icrc N` or `frame N` flags the next N VNIC packets
-//!   the port receives as the chip flags a bad packet (see [`crate::rx_errors`]); reading
-//!   shows what is still pending, one `kind count` line each.
+//! - `<device>/port<N>/rx_errors`, `fail_open`, `fail_set_id`, `fail_mad_send`,
+//!   `vnic_tx_hold`: the faults injected on the port (see [`crate::faults_ctl`]).
 //!
 //! A bad value is refused with `EINVAL` (or `EEXIST` for a LID in use, `ENODEV` for an unknown
 //! device), a line in the kernel log says why, and nothing changes.
 
 use crate::{
+    faults_ctl::{self, Knob},
     integrity::{TxDrop, DEFAULT_SC2VL, DEFAULT_VL_MTUS, NUM_DATA_VLS, NUM_SC, OPA_MTUS, VL15},
     port::{Capabilities, Counters, Port, PKEY_TABLE_LEN},
-    rx_errors,
     sim::{self, Change, Sim},
 };
 use core::fmt::Write;
@@ -190,7 +189,7 @@ enum Setting {
     VnicDrops,
     VnicSdma,
     VlMtu,
-    RxErrors,
+    Fault(Knob),
 }
 
 /// A file of a port's setting.
@@ -245,10 +244,8 @@ impl FileOps for PortFile {
                 }
                 Ok(())
             }
-            Setting::RxErrors => {
-                for (err, n) in self.port.rx_errors.pending() {
-                    let _ = writeln!(w, "{} {}", err.name(), n);
-                }
+            Setting::Fault(k) => {
+                faults_ctl::show(&self.port, k, &mut w);
                 Ok(())
             }
         };
@@ -278,22 +275,7 @@ impl FileOps for PortFile {
                 self.port.set_sc2vl(t);
                 return Ok(());
             }
-            Setting::RxErrors => {
-                let (err, n) = rx_errors::parse(input).inspect_err(|_| {
-                    pr_warn!(
-                        "port {}: rx_errors takes 'icrc N' or 'frame N', N from 1 to {}\n",
-                        self.port.num,
-                        rx_errors::MAX_PENDING
-                    )
-                })?;
-                return self.port.rx_errors.inject(err, n).inspect_err(|_| {
-                    pr_warn!(
-                        "port {}: more than {} receive errors pending\n",
-                        self.port.num,
-                        rx_errors::MAX_PENDING
-                    )
-                });
-            }
+            Setting::Fault(k) => return faults_ctl::store(&self.port, k, input),
             Setting::VlMtu => {
                 let t = parse_vl_mtu(input, self.port.vl_mtu()).inspect_err(|_| {
                     pr_warn!(
@@ -329,7 +311,7 @@ impl FileOps for PortFile {
             | Setting::VlMtu
             | Setting::VnicDrops
             | Setting::VnicSdma
-            | Setting::RxErrors => Err(EPERM),
+            | Setting::Fault(_) => Err(EPERM),
             Setting::State => {
                 let state = match word {
                     b"active" | b"up" => PortState::Active,
@@ -372,7 +354,8 @@ pub(crate) fn port_files(
 ) -> Result {
     let name = CString::try_from_fmt(fmt!("port{}", port.num))?;
     let pdir = Dir::new(&name, Some(dir))?;
-    for (fname, setting, mode) in [
+    let faults = faults_ctl::FILES.map(|(name, k)| (name, Setting::Fault(k), 0o644));
+    let settings = [
         (c_str!("lid"), Setting::Lid, 0o644),
         (c_str!("pkeys"), Setting::Pkeys, 0o644),
         (c_str!("state"), Setting::State, 0o644),
@@ -381,8 +364,9 @@ pub(crate) fn port_files(
         (c_str!("vl_mtu"), Setting::VlMtu, 0o644),
         (c_str!("vnic_drops"), Setting::VnicDrops, 0o444),
         (c_str!("vnic_sdma"), Setting::VnicSdma, 0o444),
-        (c_str!("rx_errors"), Setting::RxErrors, 0o644),
-    ] {
+    ];
+    // `Iterator::` by name: pin-init's `Init` has a `chain` too.
+    for (fname, setting, mode) in Iterator::chain(settings.into_iter(), faults) {
         let data = Arc::new(
             PortFile {
                 sim: sim.clone(),

@@ -357,6 +357,8 @@ fn sdma_ring_pushes_back() {
     if let Ok(s) = skb() {
         kunit_expect!(matches!(dma.post(1, s, 0), Post::Queued));
     }
+    // What `vnic_tx_hold` shows as held: every packet posted and not completed.
+    kunit_expect_eq!(dma.queued(), 22);
 }
 
 fn fifo_order_and_bound() {
@@ -413,6 +415,47 @@ fn rx_error_injection() {
     );
 }
 
+/// A port's injected faults: the debugfs syntax, the bound, one fault consumed per operation
+/// and counted, and the transmit hold.
+fn fault_injection() {
+    use crate::faults::{parse_count, parse_hold, Fault, Faults, MAX_PENDING};
+    kunit_expect_eq!(parse_count(b"2\n").ok(), Some(2));
+    kunit_expect_eq!(parse_count(b"0").ok(), Some(0));
+    for bad in [&b""[..], b"-1", b"1 2", b"x", b"1000001", b"0x1", b"\xff"] {
+        kunit_expect!(parse_count(bad).is_err());
+    }
+    kunit_expect_eq!(parse_hold(b"hold\n").ok(), Some(true));
+    kunit_expect_eq!(parse_hold(b"release").ok(), Some(false));
+    for bad in [&b""[..], b"held", b"hold 1", b"1"] {
+        kunit_expect!(parse_hold(bad).is_err());
+    }
+    let f = Faults::default();
+    kunit_expect!(f.inject(Fault::Open, 2).is_ok());
+    kunit_expect!(f.inject(Fault::MadSend, 1).is_ok());
+    // Past the bound: refused, nothing added.
+    kunit_expect!(f.inject(Fault::Open, MAX_PENDING).is_err());
+    kunit_expect_eq!(f.counts(Fault::Open), (2, 0));
+    // Each operation consumes one, of its own kind only.
+    kunit_expect!(!f.take(Fault::SetId));
+    kunit_expect!(f.fail(Fault::Open, 1).is_err());
+    kunit_expect_eq!(f.fail(Fault::Open, 1).err(), Some(ENOMEM));
+    kunit_expect!(f.fail(Fault::Open, 1).is_ok());
+    kunit_expect_eq!(f.counts(Fault::Open), (0, 2));
+    kunit_expect_eq!(f.counts(Fault::SetId), (0, 0));
+    // 0 clears what is pending; what was injected stays counted.
+    kunit_expect!(f.inject(Fault::MadSend, 0).is_ok());
+    kunit_expect!(!f.take(Fault::MadSend));
+    kunit_expect_eq!(f.counts(Fault::MadSend), (0, 0));
+    // The hold: counted when it starts, not when it is written again.
+    kunit_expect!(!f.tx_held());
+    kunit_expect!(!f.hold_tx(true));
+    kunit_expect!(f.hold_tx(true));
+    kunit_expect!(f.tx_held());
+    kunit_expect!(f.hold_tx(false));
+    kunit_expect!(!f.tx_held());
+    kunit_expect_eq!(f.holds(), 1);
+}
+
 kernel::kunit_suite!(
     opasim_integrity,
     [
@@ -425,6 +468,7 @@ kernel::kunit_suite!(
         vl_mtu_writes,
         sdma_ring_pushes_back,
         fifo_order_and_bound,
-        rx_error_injection
+        rx_error_injection,
+        fault_injection
     ]
 );

@@ -19,6 +19,8 @@ mod capture;
 mod control;
 mod cq;
 mod fabric;
+mod faults;
+mod faults_ctl;
 mod fifo;
 mod hfi;
 mod integrity;

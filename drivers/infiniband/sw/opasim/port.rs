@@ -3,11 +3,11 @@
 //! A simulated OPA port: its LID and P_Key table, the QPs that receive on it, its counters.
 
 use crate::{
+    faults::Faults,
     hfi::Hfi,
     integrity::{DropCounters, PortView, DEFAULT_SC2VL, DEFAULT_VL_MTUS, NUM_DATA_VLS, NUM_SC},
     mgmt::Mgmt,
     pkey,
-    rx_errors::RxErrors,
     sma_cong::Congestion,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -196,8 +196,9 @@ pub(crate) struct Port {
     pub(crate) tx_drops: DropCounters,
     /// The VNIC netdevs' SDMA rings.
     pub(crate) sdma: SdmaCounters,
-    /// Receive errors to inject on the port's VNIC packets.
-    pub(crate) rx_errors: RxErrors,
+    /// The faults injected on the port: receive errors, operations to fail, the hold of its
+    /// VNIC transmit completions.
+    pub(crate) faults: Faults,
     /// The port's capability masks.
     pub(crate) caps: Capabilities,
     /// The workqueue of the port's VNIC DMA (hfi1's per-port `hfi1_wq`, which
@@ -232,7 +233,7 @@ impl Port {
                 counters: Counters::default(),
                 tx_drops: DropCounters::default(),
                 sdma: SdmaCounters::default(),
-                rx_errors: RxErrors::default(),
+                faults: Faults::default(),
                 caps: Capabilities::default(),
                 wq,
             }? Error),
@@ -390,6 +391,12 @@ impl Port {
             .flatten()
             .find(|(i, _)| *i == id)
             .map(|(_, n)| n.clone())
+    }
+
+    /// The open VNIC netdevs of the port (taken under the lock, dropped by the caller).
+    pub(crate) fn vnics(&self) -> [Option<ARef<ProviderNetdev<Hfi>>>; MAX_VNICS] {
+        let v = self.vnics.lock();
+        core::array::from_fn(|i| v[i].as_ref().map(|(_, n)| n.clone()))
     }
 
     /// The first VNIC netdev of the port.

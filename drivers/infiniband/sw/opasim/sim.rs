@@ -364,7 +364,10 @@ impl Sim {
             match what {
                 Change::Lid => d.lid_event(port.num),
                 Change::Pkeys => d.pkey_event(port.num),
-                Change::State => d.port_event(port.num, new.active()),
+                // As hfi1: an event when the link changes state (`handle_linkup_change()`,
+                // `set_link_state()`), none for a write that changes nothing.
+                Change::State if new.state != old.state => d.port_event(port.num, new.active()),
+                Change::State => {}
             }
         }
         // The SM's port changing its LID or going down changes what every port sees.

@@ -5,6 +5,7 @@
 
 use crate::{
     capture::Kind,
+    faults::Fault,
     hfi::Hfi,
     port::{Counters, Port},
     qp,
@@ -91,6 +92,16 @@ pub(crate) fn send<'a>(from: &Qp<Hfi>, wr: SendWr<'a>) -> Result<(), Refused<Sen
         Ok(s) => s,
         Err(e) => return Err(Refused::new(wr, e)),
     };
+    if port.faults.take(Fault::MadSend) {
+        // As hfi1 completes a send it cannot put on the wire (see [`crate::faults`]).
+        pr_info!(
+            "port {}: injected fault: QP{} send completes with IB_WC_GENERAL_ERR\n",
+            port_num,
+            from.qp_num()
+        );
+        qp::complete_send(from, wr, WcStatus::GeneralError, port_num);
+        return Ok(());
+    }
     let dev = from.device().data();
     let ah = wr.ah();
     let pkt = Packet {

@@ -14,6 +14,7 @@
 use crate::{
     capture::Kind,
     fabric::{self, Fabric},
+    faults::Fault,
     hfi::Hfi,
     integrity::{self, TxDrop},
     port::{Counters, Port},
@@ -170,9 +171,15 @@ fn down(nd: &ProviderNetdev<Hfi>, b: &mut Binding) {
     }
 }
 
-/// `ndo_open`.
+/// `ndo_open`. An injected fault (`fail_open`) fails it after the vesw id check, where
+/// `hfi1_vnic_up()` fails when its receive queues cannot be set up.
 pub(crate) fn open(nd: &ProviderNetdev<Hfi>) -> Result {
-    up(nd, &mut nd.data().binding.lock())
+    let v = nd.data();
+    let mut b = v.binding.lock();
+    if b.vesw_id != 0 {
+        v.port.faults.fail(Fault::Open, v.port.num)?;
+    }
+    up(nd, &mut b)
 }
 
 /// `ndo_stop`.
@@ -191,8 +198,18 @@ pub(crate) fn set_id(nd: &ProviderNetdev<Hfi>, id: i32) {
     down(nd, &mut b);
     b.vesw_id = id;
     if reopen {
-        // As hfi1: a failure leaves the netdev down, which the next open retries.
-        let _ = up(nd, &mut b);
+        // As hfi1: a failure (or an injected one, `fail_set_id`) leaves the netdev down, which
+        // the next open retries; `set_id` cannot report it, the log says it.
+        let v = nd.data();
+        let r = v.port.faults.fail(Fault::SetId, v.port.num);
+        if let Err(e) = r.and_then(|()| up(nd, &mut b)) {
+            pr_err!(
+                "port {}: vesw id {}: cannot bring the VNIC netdev up again ({:?}), no carrier until it is reopened\n",
+                v.port.num,
+                id,
+                e
+            );
+        }
     }
 }
 
@@ -371,7 +388,7 @@ pub(crate) fn receive(port: &Port, wire: &[u8]) {
         Counters::inc(&c.rcv_dropped);
         return;
     };
-    if let Some(err) = port.rx_errors.take() {
+    if let Some(err) = port.faults.rx.take() {
         // The chip flagged the packet: hfi1 drops it in `hfi1_vnic_bypass_rcv()`, counted on
         // the vport it names (ICRC in `rx_crc_errors`, the rest in `rx_frame_errors`).
         let s = &nd.data().stats;

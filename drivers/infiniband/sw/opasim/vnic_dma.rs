@@ -94,7 +94,9 @@ impl WorkItem for VnicDma {
     type Pointer = Arc<VnicDma>;
 
     fn run(this: Arc<VnicDma>) {
-        while let Some((nd, q, req)) = this.pop_tx() {
+        // While the port holds the completions (`vnic_tx_hold`), the packets stay in the
+        // rings; the release kicks the work item again.
+        while let Some((nd, q, req)) = this.pop_tx(true) {
             this.complete(&nd, q, req, true);
         }
     }
@@ -174,6 +176,11 @@ impl VnicDma {
         }
     }
 
+    /// The packets posted to the rings and not completed yet.
+    pub(crate) fn queued(&self) -> usize {
+        self.state.lock().rings.iter().map(|r| r.reqs.len()).sum()
+    }
+
     /// Whether the ring of `queue` takes posts (`hfi1_vnic_sdma_write_avail()`).
     pub(crate) fn write_avail(&self, queue: u16) -> bool {
         let st = self.state.lock();
@@ -193,9 +200,15 @@ impl VnicDma {
         st.rx.push(wire)
     }
 
-    fn pop_tx(&self) -> Option<(ARef<ProviderNetdev<Hfi>>, u16, TxReq)> {
+    /// The next posted packet, and the netdev it is sent for; none while the port holds the
+    /// completions, if `held` says the hold counts.
+    fn pop_tx(&self, held: bool) -> Option<(ARef<ProviderNetdev<Hfi>>, u16, TxReq)> {
         let mut st = self.state.lock();
-        let nd = st.netdev.clone()?;
+        let nd = st.netdev.as_deref()?;
+        if held && nd.data().port.faults.tx_held() {
+            return None;
+        }
+        let nd = ARef::from(nd);
         let (q, ring) = st
             .rings
             .iter_mut()
@@ -255,7 +268,9 @@ impl VnicDma {
     /// are empty and active again. Process context (it waits for the work item).
     pub(crate) fn flush_tx(&self) {
         self.work.flush();
-        while let Some((nd, q, req)) = self.pop_tx() {
+        // A hold (`vnic_tx_hold`) does not keep a netdev that goes down: what its rings hold
+        // goes out all the same, or it could not be unregistered while the port holds.
+        while let Some((nd, q, req)) = self.pop_tx(false) {
             self.complete(&nd, q, req, false);
         }
         let mut st = self.state.lock();

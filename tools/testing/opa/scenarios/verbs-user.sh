@@ -62,6 +62,8 @@ must sh -c "echo down >$ctl/opasim0/port1/state"
 sleep 1
 devinfo opasim0 "PORT_DOWN (1)" 1 2
 must sh -c "echo active >$ctl/opasim0/port1/state"
+# A write that changes nothing raises no event (hfi1 raises them on a link change).
+must sh -c "echo active >$ctl/opasim0/port1/state"
 must sh -c "echo 9 >$ctl/opasim0/port1/lid"
 must sh -c "echo '0xffff 0x8001 0x8002' >$ctl/opasim0/port1/pkeys"
 # The SM moves to opasim0's port: the SM LID every port sees goes from 2 to 9.

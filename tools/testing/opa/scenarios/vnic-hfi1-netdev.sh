@@ -24,8 +24,10 @@
 #   tcp         4 MiB of TCP with timestamps off, then on: every byte at
 #               the receiver, tx_dropped 0; the small ring's pushbacks
 #               (tx_busy) each followed by a wake (queue_wakes)
-#   burst       600 frames from a packet socket: each transmitted and
-#               received exactly once
+#   burst       600 frames from a packet socket, the SDMA completions held
+#               (opasim's vnic_tx_hold) until all are posted: the rings
+#               push back (NETDEV_TX_BUSY), whatever the kernel's speed;
+#               each frame transmitted and received exactly once
 #   forwarded   frames bridged from a veth, whose linear part is only the
 #               Ethernet header: sent by opa_vnic_rs with the headers of the
 #               same frames sent directly (the C driver panics on the
@@ -242,7 +244,20 @@ run_with() {
 	echo "== $drv: a burst of 600 frames into the 64-descriptor ring"
 	busy0=$(sdma tx_busy)
 	tx0=$(netstat_of na "$a" tx_packets) rx0=$(netstat_of nb "$b" rx_packets)
-	must ip netns exec na /opa/vnic-send --dev "$a" --kind ipv4-udp --dmac $B --len 1000 --count 600 --flows 8
+	# The rings' completions held (opasim's vnic_tx_hold) while the burst is
+	# posted: the rings fill and push back on a kernel of any speed; the
+	# qdisc keeps the rest. The sender runs on: its socket's send buffer is
+	# smaller than the burst, so it waits for the release.
+	must sh -c "echo hold >$PORT/vnic_tx_hold"
+	ip netns exec na /opa/vnic-send --dev "$a" --kind ipv4-udp --dmac $B --len 1000 --count 600 --flows 8 &
+	sender=$!
+	for i in $(seq 50); do
+		[ "$(sdma tx_busy)" -gt "$busy0" ] && break
+		sleep 0.2
+	done
+	held=$(awk '$1 == "queued" { print $2 }' $PORT/vnic_tx_hold)
+	must sh -c "echo release >$PORT/vnic_tx_hold"
+	wait_limit $sender 60 "vnic-send of the burst" || fail "$drv: vnic-send of the burst failed"
 	# The qdisc holds what the ring pushed back until the ring's wakes: wait
 	# for the frames to arrive (at most 30 s), then count.
 	for i in $(seq 30); do
@@ -252,7 +267,8 @@ run_with() {
 	sleep 1
 	tx=$(($(netstat_of na "$a" tx_packets) - tx0)) rx=$(($(netstat_of nb "$b" rx_packets) - rx0))
 	busy=$(($(sdma tx_busy) - busy0))
-	echo "$drv burst: 600 sent, $tx transmitted, $rx received, NETDEV_TX_BUSY $busy"
+	echo "$drv burst: 600 sent, $held held in the rings, $tx transmitted, $rx received, NETDEV_TX_BUSY $busy"
+	[ "$busy" -gt 0 ] || fail "$drv: the burst met no NETDEV_TX_BUSY with the completions held"
 	if [ "$tx" != 600 ] || [ "$rx" != 600 ]; then
 		# Where the frames went: the sender's rings and HFI drops, the receiving port's
 		# counters, the receiving netdev's statistics.
