@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: GPL-2.0
+# Allocation failures in the VNIC driver's own work, one at a time, under
+# the C opa_vnic (the reference) and then opa_vnic_rs.
+#
+# The kernel's failslab (Documentation/fault-injection/) fails kmalloc and
+# kmem_cache allocations whose call stack holds the driver's code (the
+# stack-trace filter, require-start/end, set to the module's text), sleeping
+# ones too (ignore-gfp-wait off). An operation is run again and again, each
+# time with one such allocation failed, the Nth it makes (failslab's
+# interval, times 1), until it runs with none left to fail (which Ns: see
+# search()). The operations:
+#   apply   vnic-em apply of a second vport beside one applied before: the
+#           EM's Gets and Sets through the VEMA agent, netdev creation, MAC
+#           tables
+#   iplink  on an applied vport: ip link up, MTU, a VLAN device, down
+# After each failure, with faults off: an apply that had succeeded must have
+# been true (apply --check finds nothing to do: never a wrong success), a
+# fresh apply converges (apply --check), each vport has its one netdev and
+# no other is left, ping works between the two (each in a network
+# namespace), the kernel log has nothing but the injected failures (no
+# warning, oops, KASAN or lockdep report), and the driver unloads. On the debug kernel kmemleak then scans for leaks.
+# The sites (the driver's innermost frame on each failed stack) and what
+# each operation did are printed per driver.
+. /opa/guest-lib.sh
+
+F=/sys/kernel/debug/failslab
+[ -d $F ] || fail "no $F: the kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS"
+
+two_vport_fabric
+# The vport on LID 1 alone: applied before the faults, so that the faulted
+# apply creates one vport (the other's path is the same).
+awk '/^\[\[vport\]\]/ { n++ } n < 2' /tmp/fabric.toml >/tmp/first.toml
+quiet_netns h1 h2
+
+# module_text MOD: "START END" of MOD's code: its first function, and two
+# pages past its last (module text is page-aligned, with a guard page after).
+module_text() {
+	local first last
+	first=$(awk -v m="[$1]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms | sort | head -n 1)
+	last=$(awk -v m="[$1]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms | sort | tail -n 1)
+	[ -n "$first" ] || fail "no functions of $1 in /proc/kallsyms"
+	echo "0x$first 0x$(printf '%x' $((0x${last%???} + 2)))000"
+}
+
+# The fault counter: failslab's `count` is never reset, and counts only
+# filtered allocations while armed; the Nth one from now fails when the
+# interval is the count so far plus N (see should_fail_ex()).
+count=0
+
+# arm N: fail the Nth allocation from now made with the driver on the stack.
+arm() {
+	local interval=$((count + $1))
+	echo 0 >$F/probability
+	echo 1 >$F/times
+	echo "$interval" >$F/interval
+	echo 100 >$F/probability
+	armed=$interval
+}
+
+# disarm: no more faults; says whether the armed one was injected.
+disarm() {
+	echo 0 >$F/probability
+	count=$armed
+	[ "$(cat $F/times)" = 0 ]
+}
+
+# resync: after an operation that made fewer filtered allocations than the
+# interval asked for, the count is unknown; the armed fault is made to fire
+# (applies on a freshly loaded driver, whatever they do), which makes the
+# count the interval again.
+resync() {
+	local i=0
+	until [ "$(cat $F/times)" = 0 ]; do
+		i=$((i + 1))
+		[ $i -le 50 ] || fail "$drv: the armed fault never fired in 50 applies"
+		must modprobe "$drv"
+		setup_failslab "$drv" >/dev/null
+		echo 100 >$F/probability
+		/opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null 2>&1
+		echo 0 >$F/probability
+		must rmmod "$drv"
+	done
+	count=$armed
+	log_check
+}
+
+setup_failslab() {
+	echo N >$F/ignore-gfp-wait
+	echo 32 >$F/stacktrace-depth
+	echo 0 >$F/space
+	echo 2 >$F/verbose
+	echo 0 >$F/task-filter
+	set -- $(module_text "$1")
+	echo "$1" >$F/require-start
+	echo "$2" >$F/require-end
+	echo "$1 .. $2: $drv's text, the failslab filter"
+}
+
+# The kernel log since the last call, without the injected failures' own
+# reports (FAULT_INJECTION and its stack dump); fails on anything bad left.
+# Writes the driver's innermost frame on the injected failure's stack to
+# /tmp/site: as the kernel prints it (the site's key), and readably.
+log_check() {
+	dmesg -c >/tmp/step.log
+	# Two CPUs may both pass failslab's check before either counts the fault
+	# down, and their reports interleave: each report ends at its </TASK>.
+	awk '/FAULT_INJECTION: forcing a failure/ { skip++ } !skip { print } /<\/TASK>/ && skip { skip-- }' \
+		/tmp/step.log >/tmp/step.rest
+	if grep -qE 'WARNING:|BUG:|Oops|general protection|Call Trace:|kernel BUG|UBSAN|KASAN|possible recursive locking|circular locking|hung_task' /tmp/step.rest; then
+		cat /tmp/step.log
+		fail "$drv $op #$n: the kernel log has a report besides the injected failure (above)"
+	fi
+	awk -v m="[$drv]" '
+	# The last two names of a Rust (v0) mangled symbol: <length><name> each,
+	# base-62 numbers ending in "_" skipped.
+	function rust(s,   i, j, n, len, id) {
+		n = 0
+		for (i = 1; i <= length(s); ) {
+			if (substr(s, i, 1) !~ /[0-9]/) { i++; continue }
+			for (j = i; substr(s, j, 1) ~ /[0-9]/; j++) ;
+			if (substr(s, j, 1) == "_") { i = j + 1; continue }
+			len = substr(s, i, j - i) + 0
+			id[++n] = substr(s, j, len)
+			i = j + len
+		}
+		return n > 1 ? id[n - 1] "::" id[n] : id[n]
+	}
+	/FAULT_INJECTION: forcing a failure/ { on = 1 }
+	# Not the "? " lines: stale addresses the stack scan found, not callers.
+	on && $NF == m && $(NF - 2) != "?" {
+		f = $(NF - 1); off = f; sub(/\+.*/, "", f); sub(/^[^+]*/, "", off); sub(/\/.*/, "", off)
+		print $(NF - 1), (f ~ /^_R/ ? rust(f) : f) off
+		found = 1
+		exit
+	}
+	END { if (!found) print "? ?" }' /tmp/step.log >/tmp/site
+}
+
+# The state every step must end in: both vports applied and true, one
+# netdev each and no other, ping between them.
+converged() {
+	/opa/vnic-em -d umad0 apply /tmp/fabric.toml >/tmp/apply.out 2>&1 || {
+		cat /tmp/apply.out
+		fail "$drv $op #$n: apply with faults off failed"
+	}
+	/opa/vnic-em -d umad0 apply --check /tmp/fabric.toml >/tmp/apply.out 2>&1 || {
+		cat /tmp/apply.out
+		fail "$drv $op #$n: apply with faults off did not converge"
+	}
+	a=$(netdev_by_mac 02:00:00:00:01:00)
+	b=$(netdev_by_mac 02:00:00:00:02:00)
+	[ -n "$a" ] && [ -n "$b" ] || fail "$drv $op #$n: a vport has no netdev"
+	# The VNIC netdevs are veth<N> (the name both drivers give).
+	others=$(ls /sys/class/net | grep '^veth' | grep -v -e "^$a\$" -e "^$b\$" | tr '\n' ' ')
+	[ -z "$others" ] || fail "$drv $op #$n: netdevs left over: $others"
+	ip link set "$a" netns h1 && ip link set "$b" netns h2 || fail "$drv $op #$n: cannot move the netdevs"
+	ip -n h1 addr add 192.168.77.1/24 dev "$a" && ip -n h2 addr add 192.168.77.2/24 dev "$b" &&
+		ip -n h1 link set "$a" up && ip -n h2 link set "$b" up ||
+		fail "$drv $op #$n: ip link up failed with faults off"
+	ip netns exec h1 ping -c 1 -W 5 192.168.77.2 >/dev/null ||
+		fail "$drv $op #$n: no ping between the vports with faults off"
+}
+
+# step OP N: one operation with the Nth allocation failed; returns 1 once
+# an operation ran with none failed.
+step() {
+	local rc injected=yes
+	op=$1 n=$2
+	must modprobe "$drv"
+	setup_failslab "$drv" >/dev/null
+	case $op in
+	apply)
+		must /opa/vnic-em -d umad0 apply /tmp/first.toml >/dev/null
+		arm "$n"
+		/opa/vnic-em -d umad0 apply /tmp/fabric.toml >/tmp/op.out 2>&1
+		rc=$?
+		disarm || injected=no
+		if [ $rc = 0 ]; then
+			/opa/vnic-em -d umad0 apply --check /tmp/fabric.toml >/tmp/check.out 2>&1 || {
+				cat /tmp/op.out /tmp/check.out
+				fail "$drv apply #$n: apply reported success, but the fabric differs"
+			}
+		fi
+		;;
+	iplink)
+		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
+		b=$(netdev_by_mac 02:00:00:00:02:00)
+		arm "$n"
+		{ ip link set "$b" up && ip link set "$b" mtu 1400 &&
+			ip link add link "$b" name vl10 type vlan id 10 && ip link set vl10 up &&
+			ip link del vl10 && ip link set "$b" down; } >/tmp/op.out 2>&1
+		rc=$?
+		disarm || injected=no
+		ip link del vl10 2>/dev/null
+		ip link set "$b" down 2>/dev/null
+		;;
+	esac
+	log_check
+	read -r key site </tmp/site
+	converged
+	log_check
+	must rmmod "$drv"
+	log_check
+	steps=$((steps + 1))
+	[ $steps -le 300 ] || fail "$drv: more than 300 steps"
+	if [ $injected = yes ]; then
+		echo "$op #$n: $site: $([ $rc = 0 ] && echo "completed" || echo "failed (exit $rc)")" >>"/tmp/$drv.steps"
+		return
+	fi
+	echo "$op #$n: none failed, exit $rc" >>"/tmp/$drv.steps"
+	key=none
+	resync
+}
+
+# search OP: the operation with its 1st allocation failed, its 2nd, ... up to
+# its 24th (the MADs' answers, each a few allocations), then every 6th (the
+# netdev's creation: register_netdev() alone makes a hundred, kernfs nodes
+# of one call), until it runs with none left to fail.
+search() {
+	local op=$1 n=1
+	while :; do
+		step "$op" $n
+		[ "$key" = none ] && return
+		if [ $n -lt 24 ]; then n=$((n + 1)); else n=$((n + 6)); fi
+	done
+}
+
+run_with() {
+	drv=$1
+	: >"/tmp/$drv.steps"
+	steps=0
+	must modprobe opasim
+	must modprobe ib_umad
+	dmesg -c >/dev/null
+	for op in apply iplink; do
+		search "$op"
+	done
+	must rmmod ib_umad
+	must rmmod opasim
+	echo "== $drv: $steps steps, each with one allocation failed (#N: the Nth the driver's work made)"
+	sort -t'#' -k1,1 -k2n "/tmp/$drv.steps"
+	echo "== $drv: the sites"
+	grep -v 'none failed' "/tmp/$drv.steps" | sed 's/^\([a-z]*\) #[0-9]*: /\1 /; s/: .*//' | sort | uniq -c
+}
+
+run_with opa_vnic
+run_with opa_vnic_rs
+check_dmesg_clean
+echo "faults: ok"
