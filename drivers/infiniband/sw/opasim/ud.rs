@@ -49,8 +49,25 @@ struct Sendable<'q> {
     payload: KVec<u8>,
 }
 
+/// What [`prepare`] makes of a request the QP takes.
+enum Prepared<'q> {
+    /// It goes on the wire.
+    Send(Sendable<'q>),
+    /// The port cannot put it on the wire: it completes with `IB_WC_GENERAL_ERR` (on the
+    /// port numbered here).
+    ///
+    /// hfi1 takes such a request and fails it at its completion, not at the post:
+    /// `hfi1_verbs_send_pio()` completes a send with `IB_WC_GENERAL_ERR` when
+    /// `sc_buffer_alloc()` returns `-ECOMM` (the send contexts are stopped while the link is
+    /// down, `SCF_LINK_DOWN`), and `hfi1_verbs_send()` one that fails `egress_pkey_check()`.
+    /// A refusal at the post would show the MAD layer's users an error hfi1 never gives them:
+    /// ib_core's response agent logs `ib_post_send_mad error` for an answer to a MAD that
+    /// came in just before the link went down, and umad fails the `write()`.
+    Fails(u32),
+}
+
 /// The checks of sending `wr` from `from`, and the payload gathered.
-fn prepare<'q>(from: &'q Qp<Hfi>, wr: &SendWr<'_>) -> Result<Sendable<'q>> {
+fn prepare<'q>(from: &'q Qp<Hfi>, wr: &SendWr<'_>) -> Result<Prepared<'q>> {
     let (qkey, pkey_index, port_num) = qp::send_keys(from, wr)?;
     let port = from.device().data().port(port_num)?;
     // SMPs (QP0) leave a port whose link is up, before the SM has made it Active (and given it
@@ -59,26 +76,28 @@ fn prepare<'q>(from: &'q Qp<Hfi>, wr: &SendWr<'_>) -> Result<Sendable<'q>> {
     let slid = match port.active_lid() {
         Some(l) => l,
         None if from.qp_num() == 0 && c.state != kernel::rdma::provider::PortState::Down => c.lid,
-        None => return Err(EINVAL),
+        None => return Ok(Prepared::Fails(port_num)),
     };
     let Some(pkey) = port.pkey(pkey_index) else {
+        // `egress_pkey_check()` counts it in `port_xmit_constraint_errors`.
         Counters::inc(&port.counters.xmit_bad_pkey);
-        return Err(EINVAL);
+        return Ok(Prepared::Fails(port_num));
     };
     let mut payload = KVec::with_capacity(wr.len(), GFP_ATOMIC)?;
     wr.gather(&mut payload)?;
-    Ok(Sendable {
+    Ok(Prepared::Send(Sendable {
         qkey,
         port_num,
         port,
         slid,
         pkey,
         payload,
-    })
+    }))
 }
 
 /// Sends `wr` from the QP `from`: builds the packet and hands it to the switch. The send completes
-/// successfully even when the packet is dropped on the way, as on a real fabric.
+/// successfully even when the packet is dropped on the way, as on a real fabric; it completes
+/// with an error when the port cannot send it ([`Prepared::Fails`]).
 pub(crate) fn send<'a>(from: &Qp<Hfi>, wr: SendWr<'a>) -> Result<(), Refused<SendWr<'a>>> {
     // Refused before it completes, or not at all: the completion consumes the request.
     let Sendable {
@@ -89,7 +108,11 @@ pub(crate) fn send<'a>(from: &Qp<Hfi>, wr: SendWr<'a>) -> Result<(), Refused<Sen
         pkey,
         payload,
     } = match prepare(from, &wr) {
-        Ok(s) => s,
+        Ok(Prepared::Send(s)) => s,
+        Ok(Prepared::Fails(port_num)) => {
+            qp::complete_send(from, wr, WcStatus::GeneralError, port_num);
+            return Ok(());
+        }
         Err(e) => return Err(Refused::new(wr, e)),
     };
     if port.faults.take(Fault::MadSend) {

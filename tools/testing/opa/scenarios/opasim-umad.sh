@@ -37,6 +37,18 @@ echo "xmit_unknown_dlid: $drop -> $got"
 ls /sys/class/infiniband/opasim0/ports/1/hw_counters/
 rdma statistic show link opasim0/1
 
+echo "== A with its link down: the write is taken, the send fails to leave, nothing comes back"
+# As on hfi1, whose stopped send contexts complete the request with IB_WC_GENERAL_ERR: the
+# post is not refused (a refusal would fail the write, and make ib_core's response agent log
+# "ib_post_send_mad error" for an answer caught by a link going down).
+P1=/sys/kernel/debug/opasim/opasim0/port1
+tx0=$(counter opasim0 xmit_packets)
+must sh -c "echo down >$P1/state"
+must $umad ping umad0 umad1 2 --expect-send-error
+must sh -c "echo active >$P1/state"
+[ "$(counter opasim0 xmit_packets)" = "$tx0" ] || fail "a send counted on a port that is down"
+must $umad ping umad0 umad1 2
+
 echo "== rmmod opasim with a umad file open"
 exec 3<>/dev/infiniband/umad0
 must rmmod opasim

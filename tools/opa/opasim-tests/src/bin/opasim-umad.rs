@@ -4,7 +4,7 @@
 //! port, through `/dev/infiniband/umad*` (`include/uapi/rdma/ib_user_mad.h`).
 //!
 //! ```text
-//! opasim-umad ping REQ_UMAD RESP_UMAD DLID [--pkey-index N] [--expect-timeout]
+//! opasim-umad ping REQ_UMAD RESP_UMAD DLID [--pkey-index N] [--expect-timeout | --expect-send-error]
 //! opasim-umad smp UMAD ATTR [--am N] [--ib] [--hop-ptr N] [--hop-cnt N]
 //! opasim-umad traps UMAD [--count N] [--secs S]
 //! ```
@@ -14,7 +14,8 @@
 //! same device) taking Gets, answers it with a GetResp that echoes the payload. The program
 //! prints what each side saw and exits 0 when the requester got the answer. With
 //! `--expect-timeout` it exits 0 only when nothing arrives at the responder and the request
-//! times out (a MAD dropped on the way).
+//! times out (a MAD dropped on the way); with `--expect-send-error` only when the `write()` is
+//! taken and nothing comes back at all (a send that fails to leave the port).
 //!
 //! `smp` sends a directed-route SubnGet(`ATTR`) to the local port of `UMAD` (hop count 0,
 //! permissive LIDs), as opamgt and the SM do, from an agent on QP0: an OPA SMP, or with `--ib`
@@ -274,6 +275,10 @@ struct Args {
     /// Succeed only when the request times out (a MAD dropped on the way)
     #[arg(long)]
     expect_timeout: bool,
+    /// Succeed only when the request is taken but fails to leave (a port that is down): ib_umad
+    /// reports such a send to no one, so nothing comes back, not even a timeout
+    #[arg(long, conflicts_with = "expect_timeout")]
+    expect_send_error: bool,
 }
 
 fn run(a: &Args) -> Result<bool, String> {
@@ -329,6 +334,10 @@ fn run(a: &Args) -> Result<bool, String> {
         .recv(Duration::from_secs(4))
         .map_err(|e| err("requester read", e.into()))?
     {
+        None if a.expect_send_error => {
+            println!("{}: nothing came back (the send failed)", a.req);
+            Ok(true)
+        }
         None => Err("the requester got neither a response nor a timeout".into()),
         Some(r) if r.timed_out() => {
             println!("{}: request timed out", a.req);
@@ -351,7 +360,7 @@ fn run(a: &Args) -> Result<bool, String> {
                 return Err("the response does not match the request".into());
             }
             println!("response ok");
-            Ok(!a.expect_timeout)
+            Ok(!a.expect_timeout && !a.expect_send_error)
         }
     }
 }
@@ -393,6 +402,8 @@ fn main() -> ExitCode {
                 "opasim-umad: FAIL (expected {})",
                 if args.expect_timeout {
                     "a timeout"
+                } else if args.expect_send_error {
+                    "a failed send"
                 } else {
                     "a response"
                 }
