@@ -223,17 +223,20 @@ fn run(a: &Args) -> Result<u8, String> {
     let encode = if ib { sa::encode_ib } else { sa::encode };
     let n = encode(&mut mad, method, 0, tid, attr, amod, &hdr, &t).map_err(|e| format!("{e:?}"))?;
     mad.truncate(n);
+    // Four tries of 2 s: opa-fm's SA answers in milliseconds, but under an emulated CPU and
+    // a debug kernel (KASAN, lockdep) with builds beside it, one attempt of 1 s and two
+    // retries were seen to run out.
     let send = SendHdr {
-        timeout_ms: 1000,
-        retries: 2,
+        timeout_ms: 2000,
+        retries: 3,
         ..SendHdr::gsi(agent, port.sm_lid, port.mgmt_pkey_index)
     };
     dev.send(&send, &mad).map_err(|e| e.to_string())?;
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(12);
     let r = loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err("no answer in 10 s".into());
+            return Err("no answer in 12 s".into());
         }
         match dev.recv(left).map_err(|e| e.to_string())? {
             Some(r) if r.agent == agent && r.tid() & 0xffff_ffff == tid & 0xffff_ffff => break r,
