@@ -71,8 +71,9 @@ run_with() {
 
 	echo "== $drv: vport disabled, then enabled again"
 	must /opa/vnic-em -d umad0 set -l 2 -v 0 --disable >/dev/null
-	# (busybox ping cannot time out on this kernel, which has no POSIX timers)
-	timeout 5 ip netns exec na ping -c 1 -W 2 10.11.0.2 >/dev/null &&
+	# (busybox ping cannot time out on this kernel, which has no POSIX timers;
+	# busybox's timeout runs its own ip applet for a bare "ip": iproute2's)
+	timeout 5 /usr/bin/ip netns exec na ping -c 1 -W 2 10.11.0.2 >/dev/null &&
 		fail "$drv: a disabled vport answers"
 	must /opa/vnic-em -d umad0 set -l 2 -v 0 --enable >/dev/null
 	sleep 1
