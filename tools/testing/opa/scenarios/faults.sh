@@ -13,6 +13,17 @@
 #           EM's Gets and Sets through the VEMA agent, netdev creation, MAC
 #           tables
 #   iplink  on an applied vport: ip link up, MTU, a VLAN device, down
+#   mac     on two applied vports, up: vnic-em apply of a config that
+#           changes one's MAC and adds an explicit MAC table entry (MAC
+#           table and base MAC Sets on live vports)
+#   flap    on an applied vport, up: its node port's link down and up
+#           (opasim's state: the port events hfi1 delivers); the carrier
+#           must come back
+#   traffic between the two vports, each in a network namespace: a TCP
+#           stream that meets a DMA engine holding its completions for a
+#           second (opasim's vnic_tx_hold: NETDEV_TX_BUSY), then released
+# Then, at rates (failslab's probability: 10%, 50% and 100% of the
+# driver's allocations failed), each operation once more per rate.
 # After each failure, with faults off: an apply that had succeeded must have
 # been true (apply --check finds nothing to do: never a wrong success), a
 # fresh apply converges (apply --check), each vport has its one netdev and
@@ -20,8 +31,19 @@
 # namespace), the kernel log has nothing but the injected failures (no
 # warning, oops, KASAN or lockdep report), and the driver unloads. On the debug kernel kmemleak then scans for leaks.
 # The sites (the driver's innermost frame on each failed stack) and what
-# each operation did are printed per driver.
+# each operation did are printed per driver, with the number of failures
+# injected.
+#
+# opa.faults_quick=1 on the kernel command line (OPA_FLAVOR=debug make check
+# sets it: under KASAN a step takes about 40 s, not 3) keeps opa_vnic_rs
+# only, searches apply and mac every 12th allocation and the others every
+# 4th, and runs the rates.
 . /opa/guest-lib.sh
+
+quick=0
+for arg in $(cat /proc/cmdline); do
+	case $arg in opa.faults_quick=1) quick=1 ;; esac
+done
 
 F=/sys/kernel/debug/failslab
 [ -d $F ] || fail "no $F: the kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS"
@@ -30,6 +52,11 @@ two_vport_fabric
 # The vport on LID 1 alone: applied before the faults, so that the faulted
 # apply creates one vport (the other's path is the same).
 awk '/^\[\[vport\]\]/ { n++ } n < 2' /tmp/fabric.toml >/tmp/first.toml
+# The mac operation's config: the vport on LID 2 with another MAC, and an
+# explicit MAC table entry.
+sed 's/02:00:00:00:02:00/02:00:00:00:02:99/' /tmp/fabric.toml >/tmp/mac.toml
+printf '[[vesw.mac_table]]\nmac = "02:a0:00:00:00:10"\ndlid = 0x2\n' >>/tmp/mac.toml
+D=/sys/kernel/debug/opasim
 quiet_netns h1 h2
 
 # module_text MOD: "START END" of MOD's code: its first function, and two
@@ -82,6 +109,7 @@ resync() {
 	done
 	count=$armed
 	log_check
+	total=$((total + $(grep -c 'FAULT_INJECTION: forcing a failure' /tmp/step.log)))
 }
 
 setup_failslab() {
@@ -136,6 +164,25 @@ log_check() {
 	END { if (!found) print "? ?" }' /tmp/step.log >/tmp/site
 }
 
+# netns_pair A B: the netdev A in h1 as 192.168.77.1/24, B in h2 as
+# 192.168.77.2/24, both up (faults off).
+netns_pair() {
+	ip link set "$1" netns h1 && ip link set "$2" netns h2 || fail "$drv $op #$n: cannot move the netdevs"
+	ip -n h1 addr add 192.168.77.1/24 dev "$1" && ip -n h2 addr add 192.168.77.2/24 dev "$2" &&
+		ip -n h1 link set "$1" up && ip -n h2 link set "$2" up ||
+		fail "$drv $op #$n: ip link up failed with faults off"
+}
+
+# carrier DEV: DEV (in the first namespace) has its carrier within 10 s.
+carrier() {
+	local i=0
+	until ip -o link show "$1" | grep -q LOWER_UP; do
+		[ $i -lt 50 ] || return 1
+		sleep 0.2
+		i=$((i + 1))
+	done
+}
+
 # The state every step must end in: both vports applied and true, one
 # netdev each and no other, ping between them.
 converged() {
@@ -153,10 +200,7 @@ converged() {
 	# The VNIC netdevs are veth<N> (the name both drivers give).
 	others=$(ls /sys/class/net | grep '^veth' | grep -v -e "^$a\$" -e "^$b\$" | tr '\n' ' ')
 	[ -z "$others" ] || fail "$drv $op #$n: netdevs left over: $others"
-	ip link set "$a" netns h1 && ip link set "$b" netns h2 || fail "$drv $op #$n: cannot move the netdevs"
-	ip -n h1 addr add 192.168.77.1/24 dev "$a" && ip -n h2 addr add 192.168.77.2/24 dev "$b" &&
-		ip -n h1 link set "$a" up && ip -n h2 link set "$b" up ||
-		fail "$drv $op #$n: ip link up failed with faults off"
+	netns_pair "$a" "$b"
 	ip netns exec h1 ping -c 1 -W 5 192.168.77.2 >/dev/null ||
 		fail "$drv $op #$n: no ping between the vports with faults off"
 }
@@ -194,15 +238,71 @@ step() {
 		ip link del vl10 2>/dev/null
 		ip link set "$b" down 2>/dev/null
 		;;
+	mac)
+		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
+		must ip link set "$(netdev_by_mac 02:00:00:00:01:00)" up
+		must ip link set "$(netdev_by_mac 02:00:00:00:02:00)" up
+		arm "$n"
+		/opa/vnic-em -d umad0 apply /tmp/mac.toml >/tmp/op.out 2>&1
+		rc=$?
+		disarm || injected=no
+		if [ $rc = 0 ]; then
+			/opa/vnic-em -d umad0 apply --check /tmp/mac.toml >/tmp/check.out 2>&1 || {
+				cat /tmp/op.out /tmp/check.out
+				fail "$drv mac #$n: apply reported success, but the fabric differs"
+			}
+		fi
+		;;
+	flap)
+		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
+		b=$(netdev_by_mac 02:00:00:00:02:00)
+		must ip link set "$b" up
+		carrier "$b" || fail "$drv flap #$n: $b has no carrier before the flap"
+		arm "$n"
+		echo down >$D/opasim1/port1/state
+		sleep 0.5
+		echo active >$D/opasim1/port1/state
+		carrier "$b"
+		rc=$?
+		# The port events' work (the traps of the link's change) ends later.
+		sleep 1
+		disarm || injected=no
+		[ $rc = 0 ] || fail "$drv flap #$n: the carrier of $b did not come back"
+		;;
+	traffic)
+		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
+		a=$(netdev_by_mac 02:00:00:00:01:00)
+		b=$(netdev_by_mac 02:00:00:00:02:00)
+		netns_pair "$a" "$b"
+		ip netns exec h2 timeout 20 iperf3 -s -1 >/dev/null 2>&1 &
+		server=$!
+		sleep 0.5
+		arm "$n"
+		ip netns exec h1 timeout 15 iperf3 -c 192.168.77.2 -t 3 >/tmp/op.out 2>&1 &
+		client=$!
+		sleep 1
+		echo hold >$D/opasim0/port1/vnic_tx_hold
+		sleep 1
+		echo release >$D/opasim0/port1/vnic_tx_hold
+		wait $client
+		rc=$?
+		disarm || injected=no
+		kill $server 2>/dev/null
+		wait $server 2>/dev/null
+		# Back to the first namespace, as converged() expects them.
+		ip -n h1 link set "$a" netns 1 && ip -n h2 link set "$b" netns 1 ||
+			fail "$drv traffic #$n: cannot move the netdevs back"
+		;;
 	esac
 	log_check
+	total=$((total + $(grep -c 'FAULT_INJECTION: forcing a failure' /tmp/step.log)))
 	read -r key site </tmp/site
 	converged
 	log_check
 	must rmmod "$drv"
 	log_check
 	steps=$((steps + 1))
-	[ $steps -le 300 ] || fail "$drv: more than 300 steps"
+	[ $steps -le 400 ] || fail "$drv: more than 400 steps"
 	if [ $injected = yes ]; then
 		echo "$op #$n: $site: $([ $rc = 0 ] && echo "completed" || echo "failed (exit $rc)")" >>"/tmp/$drv.steps"
 		return
@@ -212,38 +312,118 @@ step() {
 	resync
 }
 
-# search OP: the operation with its 1st allocation failed, its 2nd, ... up to
-# its 24th (the MADs' answers, each a few allocations), then every 6th (the
+# search OP DENSE STRIDE: the operation with its 1st allocation failed, its
+# 2nd, ... up to its DENSEth, then every STRIDEth, until it runs with none
+# left to fail. apply: every one of the first 24 (the MADs' answers, a few
+# allocations each, the same sites again for each MAD), then every 6th (the
 # netdev's creation: register_netdev() alone makes a hundred, kernfs nodes
-# of one call), until it runs with none left to fail.
+# of one call); mac: every one of the first 24, then every 3rd (the MADs
+# again); the others make few: every one.
 search() {
-	local op=$1 n=1
+	local op=$1 dense=$2 stride=$3 n=1
 	while :; do
 		step "$op" $n
 		[ "$key" = none ] && return
-		if [ $n -lt 24 ]; then n=$((n + 1)); else n=$((n + 6)); fi
+		if [ $n -lt "$dense" ]; then n=$((n + 1)); else n=$((n + stride)); fi
 	done
+}
+
+# rate OP P: the operation once with P% of the driver's allocations failed
+# (failslab's probability, interval 1, times -1: its count, which only an
+# interval above 1 advances, stays as arm() left it).
+rate() {
+	local rc faults
+	op=$1 n=$2%
+	must modprobe "$drv"
+	setup_failslab "$drv" >/dev/null
+	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
+	a=$(netdev_by_mac 02:00:00:00:01:00)
+	b=$(netdev_by_mac 02:00:00:00:02:00)
+	if [ "$op" = traffic ]; then
+		netns_pair "$a" "$b"
+	else
+		ip link set "$a" up && ip link set "$b" up || fail "$drv rate $op: ip link up with faults off"
+	fi
+	echo 0 >$F/probability
+	echo 1 >$F/interval
+	echo -1 >$F/times
+	echo "$2" >$F/probability
+	case $op in
+	apply) /opa/vnic-em -d umad0 apply /tmp/mac.toml ;;
+	iplink)
+		ip link set "$b" mtu 1400 && ip link add link "$b" name vl10 type vlan id 10 &&
+			ip link set vl10 up && ip link del vl10 && ip link set "$b" down
+		;;
+	flap)
+		echo down >$D/opasim1/port1/state
+		sleep 0.5
+		echo active >$D/opasim1/port1/state
+		sleep 1
+		;;
+	traffic) ip netns exec h1 ping -c 20 -i 0.1 -W 2 192.168.77.2 ;;
+	esac >/tmp/op.out 2>&1
+	rc=$?
+	echo 0 >$F/probability
+	echo 0 >$F/times
+	ip link del vl10 2>/dev/null
+	if [ "$op" = traffic ]; then
+		ip -n h1 link set "$a" netns 1 && ip -n h2 link set "$b" netns 1 ||
+			fail "$drv rate traffic: cannot move the netdevs back"
+	fi
+	if [ "$op" = apply ] && [ $rc = 0 ]; then
+		/opa/vnic-em -d umad0 apply --check /tmp/mac.toml >/tmp/check.out 2>&1 || {
+			cat /tmp/op.out /tmp/check.out
+			fail "$drv rate apply at $2%: apply reported success, but the fabric differs"
+		}
+	fi
+	log_check
+	faults=$(grep -c 'FAULT_INJECTION: forcing a failure' /tmp/step.log)
+	total=$((total + faults))
+	echo "rate $op at $2%: $faults failed, exit $rc" >>"/tmp/$drv.steps"
+	converged
+	log_check
+	must rmmod "$drv"
+	log_check
 }
 
 run_with() {
 	drv=$1
 	: >"/tmp/$drv.steps"
 	steps=0
+	total=0
 	must modprobe opasim
 	must modprobe ib_umad
 	dmesg -c >/dev/null
-	for op in apply iplink; do
-		search "$op"
+	if [ $quick = 1 ]; then
+		search apply 1 12
+		search iplink 1 4
+		search mac 1 12
+		search flap 1 4
+		search traffic 1 4
+	else
+		search apply 24 6
+		search iplink 1 1
+		search mac 24 3
+		search flap 1 1
+		search traffic 1 1
+	fi
+	for p in 10 50 100; do
+		for op in apply iplink flap traffic; do
+			rate $op $p
+		done
 	done
 	must rmmod ib_umad
 	must rmmod opasim
 	echo "== $drv: $steps steps, each with one allocation failed (#N: the Nth the driver's work made)"
-	sort -t'#' -k1,1 -k2n "/tmp/$drv.steps"
+	grep -v '^rate ' "/tmp/$drv.steps" | sort -t'#' -k1,1 -k2n
+	echo "== $drv: at rates"
+	grep '^rate ' "/tmp/$drv.steps"
 	echo "== $drv: the sites"
-	grep -v 'none failed' "/tmp/$drv.steps" | sed 's/^\([a-z]*\) #[0-9]*: /\1 /; s/: .*//' | sort | uniq -c
+	grep -v -e 'none failed' -e '^rate ' "/tmp/$drv.steps" | sed 's/^\([a-z]*\) #[0-9]*: /\1 /; s/: .*//' | sort | uniq -c
+	echo "== $drv: $total allocation failures injected in all"
 }
 
-run_with opa_vnic
+[ $quick = 1 ] || run_with opa_vnic
 run_with opa_vnic_rs
 check_dmesg_clean
 echo "faults: ok"
