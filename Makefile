@@ -13,7 +13,7 @@ export OPA_FLAVOR
 KBUILD := scripts/opa/kbuild
 OUT = $(shell bash -c '. scripts/opa/lib.sh && opa_out_dir')
 
-.PHONY: help deps kernel tools initramfs run shell check fuzz bench profile deb vnic-em-deb verbs-deb clean distclean
+.PHONY: help deps kernel tools initramfs run shell check fuzz soak bench profile deb vnic-em-deb verbs-deb clean distclean
 
 help:
 	@echo 'opa_vnic_rs: Omni-Path VNIC (Ethernet over OPA) in Rust for Linux 6.12'
@@ -30,6 +30,9 @@ help:
 	@echo '  make fuzz       run every wire-format fuzz target (FUZZ_SECONDS, FUZZ_RUNS),'
 	@echo '                  then a long differential VEMA campaign, C opa_vnic against'
 	@echo '                  opa_vnic_rs (VEMA_FUZZ_SEEDS, VEMA_FUZZ_COUNT; FUZZ_VEMA=0: none)'
+	@echo '  make soak       a bounded soak of opa_vnic_rs in a guest: random EM changes,'
+	@echo '                  traffic, link flaps and reloads, each checked (SOAK_MINUTES,'
+	@echo '                  default 20; SOAK_SEED, printed, replays a run)'
 	@echo '  make bench      benchmarks: wire-format encode and decode (host); VNIC'
 	@echo '                  packets per second from pktgen in a guest, and the EM'"'"'s'
 	@echo '                  Sets per second and vnic-em apply of 64 vports, opa_vnic_rs'
@@ -83,6 +86,9 @@ check:
 
 fuzz: deps
 	@scripts/opa/fuzz
+
+soak: deps
+	@scripts/opa/soak
 
 bench: deps
 	@scripts/opa/bench-wire
