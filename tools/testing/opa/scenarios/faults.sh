@@ -205,6 +205,26 @@ converged() {
 		fail "$drv $op #$n: no ping between the vports with faults off"
 }
 
+# applied_true RC FILE: an apply of FILE that exited RC, if 0, made the
+# fabric FILE's (never a wrong success).
+applied_true() {
+	[ "$1" = 0 ] || return 0
+	/opa/vnic-em -d umad0 apply --check "$2" >/tmp/check.out 2>&1 || {
+		cat /tmp/op.out /tmp/check.out
+		fail "$drv $op #$n: apply reported success, but the fabric differs"
+	}
+}
+
+# armed_apply FILE: apply FILE with the Nth allocation failed; sets rc and,
+# when the fault did not fire, injected=no (step's variables).
+armed_apply() {
+	arm "$n"
+	/opa/vnic-em -d umad0 apply "$1" >/tmp/op.out 2>&1
+	rc=$?
+	disarm || injected=no
+	applied_true $rc "$1"
+}
+
 # step OP N: one operation with the Nth allocation failed; returns 1 once
 # an operation ran with none failed.
 step() {
@@ -215,16 +235,7 @@ step() {
 	case $op in
 	apply)
 		must /opa/vnic-em -d umad0 apply /tmp/first.toml >/dev/null
-		arm "$n"
-		/opa/vnic-em -d umad0 apply /tmp/fabric.toml >/tmp/op.out 2>&1
-		rc=$?
-		disarm || injected=no
-		if [ $rc = 0 ]; then
-			/opa/vnic-em -d umad0 apply --check /tmp/fabric.toml >/tmp/check.out 2>&1 || {
-				cat /tmp/op.out /tmp/check.out
-				fail "$drv apply #$n: apply reported success, but the fabric differs"
-			}
-		fi
+		armed_apply /tmp/fabric.toml
 		;;
 	iplink)
 		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
@@ -242,16 +253,7 @@ step() {
 		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
 		must ip link set "$(netdev_by_mac 02:00:00:00:01:00)" up
 		must ip link set "$(netdev_by_mac 02:00:00:00:02:00)" up
-		arm "$n"
-		/opa/vnic-em -d umad0 apply /tmp/mac.toml >/tmp/op.out 2>&1
-		rc=$?
-		disarm || injected=no
-		if [ $rc = 0 ]; then
-			/opa/vnic-em -d umad0 apply --check /tmp/mac.toml >/tmp/check.out 2>&1 || {
-				cat /tmp/op.out /tmp/check.out
-				fail "$drv mac #$n: apply reported success, but the fabric differs"
-			}
-		fi
+		armed_apply /tmp/mac.toml
 		;;
 	flap)
 		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
@@ -370,12 +372,7 @@ rate() {
 		ip -n h1 link set "$a" netns 1 && ip -n h2 link set "$b" netns 1 ||
 			fail "$drv rate traffic: cannot move the netdevs back"
 	fi
-	if [ "$op" = apply ] && [ $rc = 0 ]; then
-		/opa/vnic-em -d umad0 apply --check /tmp/mac.toml >/tmp/check.out 2>&1 || {
-			cat /tmp/op.out /tmp/check.out
-			fail "$drv rate apply at $2%: apply reported success, but the fabric differs"
-		}
-	fi
+	[ "$op" = apply ] && applied_true $rc /tmp/mac.toml
 	log_check
 	faults=$(grep -c 'FAULT_INJECTION: forcing a failure' /tmp/step.log)
 	total=$((total + faults))
