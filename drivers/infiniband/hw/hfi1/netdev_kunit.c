@@ -25,6 +25,7 @@
 #include <linux/kthread.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <rdma/ib_hdrs.h>
 
@@ -388,6 +389,78 @@ static void netdev_vnic_sdma_wakeup(struct kunit *test)
 }
 
 /*
+ * A vesw id change of an open VNIC port whose reopen fails (the chip
+ * refuses the receive contexts): the netdev stays open with its queues
+ * stopped and no carrier, and the ULP turns the carrier on when the OPA port
+ * comes back (opa_vnic_event()). It must be detached, so that the transmit
+ * watchdog does not look at those queues (dev_watchdog() wants the device
+ * present, running and with carrier): 6.12 left it present, and the
+ * watchdog's WARN and hfi1_vnic_tx_timeout() followed. The next vesw id
+ * change that brings the port up attaches it again, and so does a close.
+ */
+static void netdev_vnic_set_id_reopen_fails(struct kunit *test)
+{
+	struct netdev_kunit_ctx *ctx = test->priv;
+	struct hfi1_vnic_vport_info *vinfo = netdev_kunit_vport(test);
+	struct net_device *netdev = vinfo->netdev;
+	int rc;
+
+	mutex_init(&vinfo->lock);
+	if (register_netdev(netdev)) {
+		free_netdev(netdev);
+		KUNIT_FAIL(test, "register_netdev() failed");
+		return;
+	}
+	rtnl_lock();
+	rc = dev_open(netdev, NULL);
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, rc, 0);
+	/* no context to set up: the port comes up */
+	ctx->dd->num_netdev_contexts = 0;
+	vinfo->vesw_id = 1;
+	KUNIT_EXPECT_EQ(test, hfi1_netdev_open(netdev), 0);
+	KUNIT_EXPECT_TRUE(test, netif_carrier_ok(netdev));
+
+	/* a frozen chip refuses the contexts of the reopen */
+	ctx->dd->num_netdev_contexts = 1;
+	ctx->dd->flags |= HFI1_FROZEN;
+	hfi1_vnic_set_vesw_id(netdev, 2);
+	KUNIT_EXPECT_FALSE(test, netif_carrier_ok(netdev));
+	KUNIT_EXPECT_TRUE(test, netif_xmit_stopped(netdev_get_tx_queue(netdev,
+								      0)));
+	KUNIT_EXPECT_FALSE(test, netif_device_present(netdev));
+
+	/* the port comes back: the watchdog still does not look */
+	netif_carrier_on(netdev);
+	KUNIT_EXPECT_FALSE(test, netif_device_present(netdev) &&
+			   netif_running(netdev) && netif_carrier_ok(netdev));
+
+	/* the chip is back: the next vesw id change brings the port up */
+	ctx->dd->flags &= ~HFI1_FROZEN;
+	ctx->dd->num_netdev_contexts = 0;
+	hfi1_vnic_set_vesw_id(netdev, 3);
+	KUNIT_EXPECT_TRUE(test, netif_device_present(netdev));
+	KUNIT_EXPECT_FALSE(test, netif_xmit_stopped(netdev_get_tx_queue(netdev,
+								       0)));
+
+	/* failed again, then closed: present, so that it can be opened */
+	ctx->dd->num_netdev_contexts = 1;
+	ctx->dd->flags |= HFI1_FROZEN;
+	hfi1_vnic_set_vesw_id(netdev, 4);
+	KUNIT_EXPECT_FALSE(test, netif_device_present(netdev));
+	rtnl_lock();
+	dev_close(netdev);
+	rtnl_unlock();
+	hfi1_netdev_close(netdev);
+	KUNIT_EXPECT_TRUE(test, netif_device_present(netdev));
+
+	ctx->dd->flags &= ~HFI1_FROZEN;
+	unregister_netdev(netdev);
+	mutex_destroy(&vinfo->lock);
+	free_netdev(netdev);
+}
+
+/*
  * An AIP IPoIB netdev registered but not open (no QP) on a device whose
  * receive contexts run for VNIC: a packet for its QPN with FECN set is
  * dropped and counted. 6.12 passed the NULL QP to
@@ -450,6 +523,7 @@ static struct kunit_case hfi1_netdev_cases[] = {
 	KUNIT_CASE(netdev_vnic_sdma_teardown),
 	KUNIT_CASE(netdev_vnic_sdma_wakeup),
 	KUNIT_CASE(netdev_ipoib_rcv_not_open),
+	KUNIT_CASE(netdev_vnic_set_id_reopen_fails),
 	/* last: on a kernel with the deadlock it leaves hfi1_mutex held */
 	KUNIT_CASE(netdev_vnic_first_port),
 	{}
