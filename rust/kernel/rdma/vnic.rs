@@ -219,6 +219,23 @@ impl<T: Provider> ProviderNetdev<T> {
         }
     }
 
+    /// Marks the device not present (`netif_device_detach()`): its transmit queues stop, the
+    /// stack's transmit watchdog no longer looks at them, and an open is refused (`ENODEV`)
+    /// until [`ProviderNetdev::attach`]. For a device that cannot send for now, though open.
+    pub fn detach(&self) {
+        // SAFETY: The netdev is alive; `netif_device_detach()` changes a state bit atomically
+        // and stops the queues, which needs no lock.
+        unsafe { bindings::netif_device_detach(self.as_raw()) };
+    }
+
+    /// Marks the device present again (`netif_device_attach()`): if it is running, its
+    /// transmit queues wake and the transmit watchdog starts.
+    pub fn attach(&self) {
+        // SAFETY: The netdev is alive; `netif_device_attach()` changes a state bit atomically,
+        // wakes the queues and arms a timer, none of which needs a lock.
+        unsafe { bindings::netif_device_attach(self.as_raw()) };
+    }
+
     /// Stops the transmit queue `queue` (`netif_stop_subqueue()`): the stack sends it nothing
     /// until [`ProviderNetdev::wake_subqueue`]. Ignored for a queue the netdev does not have.
     pub fn stop_subqueue(&self, queue: u16) {

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-//! Faults injected on a port (besides the receive errors of [`crate::rx_errors`]), so that tests can see what the VNIC drivers and the MAD stack do
-//! when the HFI refuses them, as hfi1 can (the files `fail_open`, `fail_set_id`,
-//! `fail_mad_send` and `vnic_tx_hold` of [`crate::control`]):
+//! Faults injected on a port (besides the receive errors of [`crate::rx_errors`]), so that
+//! tests can see what the VNIC drivers and the MAD stack do when the HFI refuses them, as hfi1
+//! can (the files `fail_open`, `fail_set_id`, `fail_mad_send` and `vnic_tx_hold` of
+//! [`crate::control`]):
 //!
 //! - [`Fault::Open`]: opening a VNIC netdev fails with `ENOMEM`, as `hfi1_vnic_up()` does when
 //!   `hfi1_netdev_rx_init()` cannot allocate the receive queues of the first netdev
 //!   (`hfi1_netdev_rxq_init()`); nothing is bound, the netdev stays down.
 //! - [`Fault::SetId`]: a vesw id change of an open netdev cannot bring it up again: hfi1's
 //!   `hfi1_vnic_set_vesw_id()` takes the port down, and its `hfi1_vnic_up()` fails; `set_id`
-//!   returns nothing, so the netdev is left without carrier until it is closed and opened.
+//!   returns nothing, so the netdev is left without carrier, and detached, until it is closed
+//!   and opened or a later change brings it up.
 //!   Only such calls consume the fault: a change of a closed netdev's id cannot fail on hfi1.
 //! - [`Fault::MadSend`]: a send from QP0 or QP1 is completed with `IB_WC_GENERAL_ERR` and not
 //!   sent, as `hfi1_verbs_send_pio()` completes a send it cannot get a PIO buffer for

@@ -48,6 +48,9 @@ pub(crate) const VNIC_ID_MASK: u16 = 0xff;
 struct Binding {
     vesw_id: u32,
     up: bool,
+    /// A vesw id change could not bring the open netdev up again: it is detached until it is
+    /// closed or a later change brings it up (hfi1's `HFI1_VNIC_REOPEN_FAILED`).
+    detached: bool,
 }
 
 /// What opasim keeps for a VNIC netdev.
@@ -82,6 +85,7 @@ impl HfiVnic {
                     Binding {
                         vesw_id: 0,
                         up: false,
+                        detached: false,
                     },
                     "opasim_vnic_binding"
                 ),
@@ -182,9 +186,14 @@ pub(crate) fn open(nd: &ProviderNetdev<Hfi>) -> Result {
     up(nd, &mut b)
 }
 
-/// `ndo_stop`.
+/// `ndo_stop`. A netdev detached by a failed reopen is attached again (the stack no longer
+/// counts it running: only its present bit changes), so that its next open is not refused.
 pub(crate) fn stop(nd: &ProviderNetdev<Hfi>) {
-    down(nd, &mut nd.data().binding.lock());
+    let mut b = nd.data().binding.lock();
+    down(nd, &mut b);
+    if core::mem::take(&mut b.detached) {
+        nd.attach();
+    }
 }
 
 /// `rn.set_id`: a new vesw id; an open netdev is reopened with it, as hfi1 does.
@@ -194,21 +203,35 @@ pub(crate) fn set_id(nd: &ProviderNetdev<Hfi>, id: i32) {
     if b.vesw_id == id {
         return;
     }
-    let reopen = b.up;
+    // A netdev an earlier change left detached is still open: this change retries.
+    let reopen = b.up || b.detached;
     down(nd, &mut b);
     b.vesw_id = id;
     if reopen {
         // As hfi1: a failure (or an injected one, `fail_set_id`) leaves the netdev down, which
-        // the next open retries; `set_id` cannot report it, the log says it.
+        // the next open or vesw id change retries; `set_id` cannot report it, the log says it.
+        // The netdev is detached meanwhile: it stays open with its queues stopped, and the ULP
+        // turns the carrier on when the port comes back, which would let the stack's transmit
+        // watchdog find the queues stopped.
         let v = nd.data();
         let r = v.port.faults.fail(Fault::SetId, v.port.num);
-        if let Err(e) = r.and_then(|()| up(nd, &mut b)) {
-            pr_err!(
-                "port {}: vesw id {}: cannot bring the VNIC netdev up again ({:?}), no carrier until it is reopened\n",
-                v.port.num,
-                id,
-                e
-            );
+        match r.and_then(|()| up(nd, &mut b)) {
+            Err(e) => {
+                pr_err!(
+                    "port {}: vesw id {}: cannot bring the VNIC netdev up again ({:?}), detached until it is reopened\n",
+                    v.port.num,
+                    id,
+                    e
+                );
+                if !core::mem::replace(&mut b.detached, true) {
+                    nd.detach();
+                }
+            }
+            Ok(()) => {
+                if core::mem::take(&mut b.detached) {
+                    nd.attach();
+                }
+            }
         }
     }
 }

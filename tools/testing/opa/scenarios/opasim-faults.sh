@@ -6,8 +6,9 @@
 #   fail_open      ip link set up fails with ENOMEM, the netdev stays down;
 #                  the next ip link set up works
 #   fail_set_id    a vesw id change (vnic-em set --vesw) of an open netdev
-#                  cannot bring it up again: no carrier until it is closed
-#                  and opened, which works
+#                  cannot bring it up again: no carrier, and the netdev
+#                  detached (ethtool refused) until it is closed and
+#                  opened, which works
 #   fail_mad_send  the agent's answer (port of LID 2), then the EM's request
 #                  (LID 1), completes in error: vnic-em without retries
 #                  times out (exit 2); the same show then works
@@ -101,8 +102,14 @@ run_with() {
 	note "after the failed reopen: carrier $(carrier "$a"), VNIC netdevs $(vnics)"
 	note "the EM sees: $(/opa/vnic-em -d umad0 show -l 1 -v 0 --no-counters 2>&1 | grep -iE 'vesw|state' | tr -s ' ' | tr '\n' ';')"
 	expect "$drv: carrier after the failed reopen" "$(carrier "$a")" 0
+	# The HFI detached the netdev (hfi1: HFI1_VNIC_REOPEN_FAILED): ethtool,
+	# which wants a device present, is refused.
+	ethtool -S "$a" >/tmp/ethtool.out 2>&1 && fail "$drv: ethtool -S works on the detached netdev"
+	expect "$drv: ethtool -S on the detached netdev" "$(grep -o 'No such device' /tmp/ethtool.out)" \
+		"No such device"
 	# A link flap now: the driver turns the carrier on for a netdev the HFI
-	# did not bring up again (recorded, not judged).
+	# did not bring up again (recorded, not judged); detached, the stack's
+	# transmit watchdog does not look at its stopped queues.
 	must sh -c "echo down >$P1/state"
 	must sh -c "echo active >$P1/state"
 	sleep 1
@@ -117,6 +124,7 @@ run_with() {
 	must ip link set "$a" up
 	sleep 1
 	expect "$drv: carrier after down and up" "$(carrier "$a")" 1
+	must ethtool -S "$a" >/dev/null
 	must /opa/vnic-em -d umad0 set -l 1 -v 0 --vesw 1 >/dev/null
 	sleep 1
 	expect "$drv: carrier back on vesw 1" "$(carrier "$a")" 1
