@@ -33,6 +33,13 @@ must() {
 	"$@" || fail "'$*' exited $?"
 }
 
+# into_netns DEV NS ADDR: DEV moved into the network namespace NS, with the
+# address ADDR/24, up; fails (returns non-zero) at the first step that does.
+into_netns() {
+	ip link set "$1" netns "$2" && ip -n "$2" addr add "$3/24" dev "$1" &&
+		ip -n "$2" link set "$1" up
+}
+
 # Fail when the kernel log has a warning, a BUG or an oops since boot, or
 # (on a kernel with kmemleak) when a scan finds leaked memory.
 check_dmesg_clean() {

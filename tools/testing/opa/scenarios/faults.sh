@@ -23,13 +23,18 @@
 #           stream that meets a DMA engine holding its completions for a
 #           second (opasim's vnic_tx_hold: NETDEV_TX_BUSY), then released
 # Then, at rates (failslab's probability: 10%, 50% and 100% of the
-# driver's allocations failed), each operation once more per rate.
+# driver's allocations failed), each operation once more per rate; and with
+# fail_page_alloc failing every page allocated under the driver's code, the
+# apply that creates the second vport (create), apply and traffic.
 # After each failure, with faults off: an apply that had succeeded must have
 # been true (apply --check finds nothing to do: never a wrong success), a
 # fresh apply converges (apply --check), each vport has its one netdev and
 # no other is left, ping works between the two (each in a network
 # namespace), the kernel log has nothing but the injected failures (no
-# warning, oops, KASAN or lockdep report), and the driver unloads. On the debug kernel kmemleak then scans for leaks.
+# warning, oops, KASAN or lockdep report), and the driver unloads. On the
+# debug kernel kmemleak then scans for leaks; on the others, the
+# unreclaimable slab after the driver's last unload is within 2 MiB of
+# what it was after a first load, apply, ping and unload.
 # The sites (the driver's innermost frame on each failed stack) and what
 # each operation did are printed per driver, with the number of failures
 # injected.
@@ -47,6 +52,8 @@ done
 
 F=/sys/kernel/debug/failslab
 [ -d $F ] || fail "no $F: the kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS"
+P=/sys/kernel/debug/fail_page_alloc
+[ -d $P ] || fail "no $P: the kernel lacks CONFIG_FAIL_PAGE_ALLOC"
 
 two_vport_fabric
 # The vport on LID 1 alone: applied before the faults, so that the faulted
@@ -84,10 +91,16 @@ arm() {
 	armed=$interval
 }
 
+# counted: the count after the armed fault fired. An interval of 1 does not
+# count (should_fail_ex() counts only above 1).
+counted() {
+	[ "$armed" -le 1 ] || count=$armed
+}
+
 # disarm: no more faults; says whether the armed one was injected.
 disarm() {
 	echo 0 >$F/probability
-	count=$armed
+	counted
 	[ "$(cat $F/times)" = 0 ]
 }
 
@@ -107,21 +120,29 @@ resync() {
 		echo 0 >$F/probability
 		must rmmod "$drv"
 	done
-	count=$armed
+	counted
 	log_check
 	total=$((total + $(grep -c 'FAULT_INJECTION: forcing a failure' /tmp/step.log)))
 }
 
+# setup_failslab MOD: failslab and fail_page_alloc aimed at MOD's text.
 setup_failslab() {
-	echo N >$F/ignore-gfp-wait
-	echo 32 >$F/stacktrace-depth
-	echo 0 >$F/space
-	echo 2 >$F/verbose
-	echo 0 >$F/task-filter
-	set -- $(module_text "$1")
-	echo "$1" >$F/require-start
-	echo "$2" >$F/require-end
-	echo "$1 .. $2: $drv's text, the failslab filter"
+	local d range
+	range=$(module_text "$1")
+	for d in $F $P; do
+		echo N >$d/ignore-gfp-wait
+		echo 32 >$d/stacktrace-depth
+		echo 0 >$d/space
+		echo 2 >$d/verbose
+		echo 0 >$d/task-filter
+		set -- $range
+		echo "$1" >$d/require-start
+		echo "$2" >$d/require-end
+	done
+	# Pages of any order, highmem ones too (the slabs' own pages among them).
+	echo N >$P/ignore-gfp-highmem
+	echo 0 >$P/min-order
+	echo "$range: $drv's text, the failslab and fail_page_alloc filter"
 }
 
 # The kernel log since the last call, without the injected failures' own
@@ -132,8 +153,10 @@ log_check() {
 	dmesg -c >/tmp/step.log
 	# Two CPUs may both pass failslab's check before either counts the fault
 	# down, and their reports interleave: each report ends at its </TASK>.
-	awk '/FAULT_INJECTION: forcing a failure/ { skip++ } !skip { print } /<\/TASK>/ && skip { skip-- }' \
-		/tmp/step.log >/tmp/step.rest
+	# A page the page allocator fails is reported again by warn_alloc(), with
+	# its own stack ("page allocation failure"), unless __GFP_NOWARN.
+	awk '/FAULT_INJECTION: forcing a failure|page allocation failure: order:/ { skip++ }
+	!skip { print } /<\/TASK>/ && skip { skip-- }' /tmp/step.log >/tmp/step.rest
 	if grep -qE 'WARNING:|BUG:|Oops|general protection|Call Trace:|kernel BUG|UBSAN|KASAN|possible recursive locking|circular locking|hung_task' /tmp/step.rest; then
 		cat /tmp/step.log
 		fail "$drv $op #$n: the kernel log has a report besides the injected failure (above)"
@@ -165,12 +188,16 @@ log_check() {
 }
 
 # netns_pair A B: the netdev A in h1 as 192.168.77.1/24, B in h2 as
-# 192.168.77.2/24, both up (faults off).
+# 192.168.77.2/24, both up (faults off); netns_back A B: back to the first
+# namespace, where converged() looks for them.
 netns_pair() {
-	ip link set "$1" netns h1 && ip link set "$2" netns h2 || fail "$drv $op #$n: cannot move the netdevs"
-	ip -n h1 addr add 192.168.77.1/24 dev "$1" && ip -n h2 addr add 192.168.77.2/24 dev "$2" &&
-		ip -n h1 link set "$1" up && ip -n h2 link set "$2" up ||
-		fail "$drv $op #$n: ip link up failed with faults off"
+	into_netns "$1" h1 192.168.77.1 && into_netns "$2" h2 192.168.77.2 ||
+		fail "$drv $op #$n: cannot set the netdevs up in h1 and h2 with faults off"
+}
+
+netns_back() {
+	ip -n h1 link set "$1" netns 1 && ip -n h2 link set "$2" netns 1 ||
+		fail "$drv $op #$n: cannot move the netdevs back"
 }
 
 # carrier DEV: DEV (in the first namespace) has its carrier within 10 s.
@@ -291,9 +318,7 @@ step() {
 		disarm || injected=no
 		kill $server 2>/dev/null
 		wait $server 2>/dev/null
-		# Back to the first namespace, as converged() expects them.
-		ip -n h1 link set "$a" netns 1 && ip -n h2 link set "$b" netns 1 ||
-			fail "$drv traffic #$n: cannot move the netdevs back"
+		netns_back "$a" "$b"
 		;;
 	esac
 	log_check
@@ -314,43 +339,63 @@ step() {
 	resync
 }
 
-# search OP DENSE STRIDE: the operation with its 1st allocation failed, its
-# 2nd, ... up to its DENSEth, then every STRIDEth, until it runs with none
-# left to fail. apply: every one of the first 24 (the MADs' answers, a few
-# allocations each, the same sites again for each MAD), then every 6th (the
-# netdev's creation: register_netdev() alone makes a hundred, kernfs nodes
-# of one call); mac: every one of the first 24, then every 3rd (the MADs
-# again); the others make few: every one.
+# search OP DENSE STRIDE LEAST: the operation with its 1st allocation
+# failed, its 2nd, ... up to its DENSEth, then every STRIDEth, until it runs
+# with none left to fail. apply: every one of the first 24 (the MADs'
+# answers, a few allocations each, the same sites again for each MAD), then
+# every 6th (the netdev's creation: register_netdev() alone makes a hundred,
+# kernfs nodes of one call); mac: every one of the first 24, then every 3rd
+# (the MADs again); the others make few: every one.
+# failslab's count is a plain increment (should_fail_ex()): two CPUs in the
+# driver's code at once can lose one, or carry it past the interval, and the
+# fault then never fires. So a run with none failed is believed only when
+# the same N, after resync(), again fails none; and an operation known to
+# make more than LEAST allocations must get past its LEASTth.
 search() {
-	local op=$1 dense=$2 stride=$3 n=1
+	local op=$1 dense=$2 stride=$3 least=$4 n=1 nones=0
 	while :; do
 		step "$op" $n
-		[ "$key" = none ] && return
+		if [ "$key" = none ]; then
+			nones=$((nones + 1))
+			[ $nones -lt 2 ] && continue
+			[ $n -gt "$least" ] ||
+				fail "$drv $op: the search ended at #$n; this operation makes more than $least allocations"
+			return
+		fi
+		nones=0
 		if [ $n -lt "$dense" ]; then n=$((n + 1)); else n=$((n + stride)); fi
 	done
 }
 
-# rate OP P: the operation once with P% of the driver's allocations failed
-# (failslab's probability, interval 1, times -1: its count, which only an
-# interval above 1 advances, stays as arm() left it).
+# rate OP P [DIR]: the operation once with P% of the driver's allocations
+# failed (failslab's probability, interval 1, times -1: its count, which only
+# an interval above 1 advances, stays as arm() left it); with DIR $P, P% of
+# the pages allocated under the driver's code (fail_page_alloc: a kmalloc
+# that needs a new slab, or a large one, fails there).
 rate() {
-	local rc faults
+	local rc faults d=${3:-$F} what
 	op=$1 n=$2%
+	[ $d = $F ] && what=$2% || what="$2% of pages"
 	must modprobe "$drv"
 	setup_failslab "$drv" >/dev/null
-	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
-	a=$(netdev_by_mac 02:00:00:00:01:00)
-	b=$(netdev_by_mac 02:00:00:00:02:00)
-	if [ "$op" = traffic ]; then
-		netns_pair "$a" "$b"
+	if [ "$op" = create ]; then
+		must /opa/vnic-em -d umad0 apply /tmp/first.toml >/dev/null
 	else
-		ip link set "$a" up && ip link set "$b" up || fail "$drv rate $op: ip link up with faults off"
+		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
+		a=$(netdev_by_mac 02:00:00:00:01:00)
+		b=$(netdev_by_mac 02:00:00:00:02:00)
+		if [ "$op" = traffic ]; then
+			netns_pair "$a" "$b"
+		else
+			ip link set "$a" up && ip link set "$b" up || fail "$drv rate $op: ip link up with faults off"
+		fi
 	fi
-	echo 0 >$F/probability
-	echo 1 >$F/interval
-	echo -1 >$F/times
-	echo "$2" >$F/probability
+	echo 0 >$d/probability
+	echo 1 >$d/interval
+	echo -1 >$d/times
+	echo "$2" >$d/probability
 	case $op in
+	create) /opa/vnic-em -d umad0 apply /tmp/fabric.toml ;;
 	apply) /opa/vnic-em -d umad0 apply /tmp/mac.toml ;;
 	iplink)
 		ip link set "$b" mtu 1400 && ip link add link "$b" name vl10 type vlan id 10 &&
@@ -365,25 +410,32 @@ rate() {
 	traffic) ip netns exec h1 ping -c 20 -i 0.1 -W 2 192.168.77.2 ;;
 	esac >/tmp/op.out 2>&1
 	rc=$?
-	echo 0 >$F/probability
-	echo 0 >$F/times
+	echo 0 >$d/probability
+	echo 0 >$d/times
 	ip link del vl10 2>/dev/null
-	if [ "$op" = traffic ]; then
-		ip -n h1 link set "$a" netns 1 && ip -n h2 link set "$b" netns 1 ||
-			fail "$drv rate traffic: cannot move the netdevs back"
-	fi
+	[ "$op" = traffic ] && netns_back "$a" "$b"
+	[ "$op" = create ] && applied_true $rc /tmp/fabric.toml
 	[ "$op" = apply ] && applied_true $rc /tmp/mac.toml
 	log_check
 	faults=$(grep -c 'FAULT_INJECTION: forcing a failure' /tmp/step.log)
 	total=$((total + faults))
-	echo "rate $op at $2%: $faults failed, exit $rc" >>"/tmp/$drv.steps"
+	echo "rate $op at $what: $faults failed, exit $rc" >>"/tmp/$drv.steps"
 	converged
 	log_check
 	must rmmod "$drv"
 	log_check
 }
 
+# slab_kb: the kernel's unreclaimable slab memory (kB), once the caches
+# that can be dropped are and the RCU callbacks of what was freed have run.
+slab_kb() {
+	echo 3 >/proc/sys/vm/drop_caches
+	sleep 3
+	awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo
+}
+
 run_with() {
+	local slab0 slab1
 	drv=$1
 	: >"/tmp/$drv.steps"
 	steps=0
@@ -391,24 +443,36 @@ run_with() {
 	must modprobe opasim
 	must modprobe ib_umad
 	dmesg -c >/dev/null
+	# The baseline after one load, apply, traffic and unload: the caches the
+	# first use fills (and keeps) are in it.
+	must modprobe "$drv"
+	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
+	op=warm-up n=0 converged
+	must rmmod "$drv"
+	log_check
+	slab0=$(slab_kb)
 	if [ $quick = 1 ]; then
-		search apply 1 12
-		search iplink 1 4
-		search mac 1 12
-		search flap 1 4
-		search traffic 1 4
+		search apply 1 12 24
+		search iplink 1 4 4
+		search mac 1 12 24
+		search flap 1 4 0
+		search traffic 1 4 0
 	else
-		search apply 24 6
-		search iplink 1 1
-		search mac 24 3
-		search flap 1 1
-		search traffic 1 1
+		search apply 24 6 24
+		search iplink 1 1 4
+		search mac 24 3 24
+		search flap 1 1 0
+		search traffic 1 1 0
 	fi
 	for p in 10 50 100; do
 		for op in apply iplink flap traffic; do
 			rate $op $p
 		done
 	done
+	for op in create apply traffic; do
+		rate $op 100 $P
+	done
+	slab1=$(slab_kb)
 	must rmmod ib_umad
 	must rmmod opasim
 	echo "== $drv: $steps steps, each with one allocation failed (#N: the Nth the driver's work made)"
@@ -418,6 +482,14 @@ run_with() {
 	echo "== $drv: the sites"
 	grep -v -e 'none failed' -e '^rate ' "/tmp/$drv.steps" | sed 's/^\([a-z]*\) #[0-9]*: /\1 /; s/: .*//' | sort | uniq -c
 	echo "== $drv: $total allocation failures injected in all"
+	echo "== $drv: unreclaimable slab $slab0 kB before its first load, $slab1 kB after its last unload"
+	# A leak of a netdev per failed creation or per step would be megabytes
+	# (20 kB and more each); a few hundred kB are what the kernel's caches
+	# keep. Under KASAN the quarantine holds freed objects by the megabyte:
+	# kmemleak judges there.
+	if [ ! -e /sys/kernel/debug/kmemleak ] && [ $((slab1 - slab0)) -gt 2048 ]; then
+		fail "$drv: the slab grew by $((slab1 - slab0)) kB over the faults"
+	fi
 }
 
 [ $quick = 1 ] || run_with opa_vnic

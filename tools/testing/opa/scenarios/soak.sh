@@ -96,12 +96,10 @@ place() {
 	a=$(netdev_by_mac 02:00:00:00:01:00)
 	b=$(netdev_by_mac 02:00:00:00:02:00)
 	if [ -n "$a" ]; then
-		ip link set "$a" netns h1 && ip -n h1 addr add 192.168.77.1/24 dev "$a" &&
-			ip -n h1 link set "$a" up || fail "soak #$i: cannot set up $a in h1"
+		into_netns "$a" h1 192.168.77.1 || fail "soak #$i: cannot set up $a in h1"
 	fi
 	if [ -n "$b" ]; then
-		ip link set "$b" netns h2 && ip -n h2 addr add 192.168.77.2/24 dev "$b" &&
-			ip -n h2 link set "$b" up || fail "soak #$i: cannot set up $b in h2"
+		into_netns "$b" h2 192.168.77.2 || fail "soak #$i: cannot set up $b in h2"
 	fi
 }
 
