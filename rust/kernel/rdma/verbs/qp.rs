@@ -8,6 +8,9 @@ use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::sync::IrqSpinLock;
 use crate::{
     bindings,
+    error::{Error, Result},
+    init::PinInit,
+    try_pin_init,
     types::{AlwaysRefCounted, Opaque},
 };
 use core::{
@@ -27,6 +30,29 @@ pub(super) struct QpPriv<T: Provider> {
     pub(super) init: QpInit,
     #[pin]
     pub(super) data: T::Qp,
+}
+
+impl<T: Provider> QpPriv<T> {
+    /// The initialiser of a new QP's part: one reference, the completion its release waits
+    /// for, an empty receive queue of `init.max_recv_wr` requests, and the provider's `data`.
+    pub(super) fn new(
+        init: QpInit,
+        data: impl PinInit<T::Qp, Error>,
+    ) -> Result<impl PinInit<Self, Error>> {
+        let rq = RecvQueue::new(init.max_recv_wr)?;
+        let released = Opaque::ffi_init(|c| {
+            // SAFETY: `c` is the completion's place, valid for writing; `init_completion()`
+            // initialises it there, and it is pinned from then on.
+            unsafe { bindings::init_completion(c) }
+        });
+        Ok(try_pin_init!(Self {
+            refs: AtomicUsize::new(1),
+            released <- released,
+            rq <- crate::new_irq_spinlock!(rq, "opa_sw_qp_rq"),
+            init,
+            data <- data,
+        }? Error))
+    }
 }
 
 /// A QP of the provider `T`: the core's `struct ib_qp` followed by `QpPriv`.

@@ -16,7 +16,7 @@ use super::{
     ah::{Ah, AhAttr},
     qp::{Qp, QpPriv},
     qp_attr::{QpInit, QpModify, QpQuery, QpState, QpType},
-    recv::{RecvQueue, RecvWr},
+    recv::RecvWr,
     send_wr::SendWr,
     wc::{WcStatus, WcWriter, WorkCompletion},
     CqNotify, Refused,
@@ -33,7 +33,7 @@ use core::{
     ffi::c_int,
     mem::MaybeUninit,
     ptr::{addr_of, addr_of_mut, null, null_mut},
-    sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicPtr, AtomicU64, Ordering},
 };
 
 /// The `wr_id`s of the sends the provider was given, as a bit each.
@@ -147,19 +147,7 @@ impl TestQp {
             max_recv_wr: depth,
             sig_all: true,
         };
-        let rq = RecvQueue::new(depth)?;
-        let released = Opaque::ffi_init(|c| {
-            // SAFETY: `c` is the completion's place, valid for writing; `init_completion()`
-            // initialises it there, and it is pinned from then on.
-            unsafe { bindings::init_completion(c) }
-        });
-        let p = try_pin_init!(QpPriv::<TestProvider> {
-            refs: AtomicUsize::new(1),
-            released <- released,
-            rq <- crate::new_irq_spinlock!(rq, "rust_rdma_qp_rq"),
-            init,
-            data: (),
-        }? Error);
+        let p = QpPriv::<TestProvider>::new(init, ())?;
         // SAFETY: `this` is the box's memory, zeroed and of the size of `Qp`, so `p` is valid
         // for writing a `QpPriv`, not yet initialised; the box never moves its contents, and
         // on error `__pinned_init` leaves it uninitialised, for the box to free as such.

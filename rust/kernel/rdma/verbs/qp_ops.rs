@@ -8,22 +8,20 @@ use super::{
     cq::Cq,
     qp::{Qp, QpPriv},
     qp_attr::{QpInit, QpModify, QpState, QpType},
-    recv::{RecvQueue, RecvWr},
+    recv::RecvWr,
     send_wr::SendWr,
     MAX_QP_WR, MAX_SGE,
 };
 use crate::rdma::provider::{errno, Provider, ProviderDevice};
 use crate::{
     bindings,
-    error::{code::*, from_result, Error, Result},
+    error::{code::*, from_result, Result},
     init::PinInit,
-    try_pin_init,
     types::{AlwaysRefCounted, Opaque},
 };
 use core::{
     ffi::c_int,
     ptr::{addr_of_mut, NonNull},
-    sync::atomic::AtomicUsize,
 };
 
 impl<T: Provider> Qp<T> {
@@ -100,19 +98,7 @@ impl<T: Provider> Qp<T> {
         // which is alive during the call.
         let dev = unsafe { ProviderDevice::<T>::from_raw((*qp).device) };
         let (qpn, data) = T::create_qp(dev, &init)?;
-        let rq = RecvQueue::new(init.max_recv_wr)?;
-        let released = Opaque::ffi_init(|c| {
-            // SAFETY: `c` is the completion's place, valid for writing; `init_completion()`
-            // initialises it there, and it is pinned from then on.
-            unsafe { bindings::init_completion(c) }
-        });
-        let p = try_pin_init!(QpPriv::<T> {
-            refs: AtomicUsize::new(1),
-            released <- released,
-            rq <- crate::new_irq_spinlock!(rq, "opa_sw_qp_rq"),
-            init,
-            data <- data,
-        }? Error);
+        let p = QpPriv::<T>::new(init, data)?;
         let this = qp.cast::<Self>();
         // SAFETY: The core's allocation is of the size of `Self` and aligned enough (checked
         // above), so `p` is valid for writing a `QpPriv<T>`, which is not initialised yet. The
