@@ -9,8 +9,8 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// Waits until every RCU callback queued before the call has run (`rcu_barrier()`). Sleeps;
 /// never called in a read-side section (with preemptible RCU it would wait for itself).
 ///
-/// Crate-private: no [`Rcu`](super::Rcu) needs it (its drop does not wait), and code outside the crate
-/// cannot wait where it must not.
+/// Crate-private: no [`Rcu`](super::Rcu) needs it (its drop does not wait), and code outside
+/// the crate cannot wait where it must not.
 #[cfg_attr(not(CONFIG_RUST_KERNEL_DOCTESTS), allow(dead_code))]
 pub(crate) fn barrier() {
     // SAFETY: FFI calls without preconditions; the callers may sleep (documented). The check
@@ -36,13 +36,14 @@ pub(crate) fn synchronize() {
     }
 }
 
-/// The objects that dropped [`Rcu`](super::Rcu)s left to their callbacks and that are not dropped yet,
-/// counted per `Rcu`: what a module's exit waits for ([`wait_for_orphans`]).
+/// The objects that dropped [`Rcu`](super::Rcu)s left to their callbacks and that are not
+/// dropped yet, counted per `Rcu`: what a module's exit waits for ([`wait_for_orphans`]).
 pub(super) static ORPHANS: AtomicUsize = AtomicUsize::new(0);
 
-/// Waits until every [`Rcu`](super::Rcu) dropped so far has dropped all its objects, including those it
-/// left to their RCU callbacks. The `module!` macro calls it when a module's init fails and
-/// after its exit, so that no object of the module is dropped after its code is gone.
+/// Waits until every [`Rcu`](super::Rcu) dropped so far has dropped all its objects, including
+/// those it left to their RCU callbacks. The `module!` macro calls it when a module's init
+/// fails and after its exit, so that no object of the module is dropped after its code is
+/// gone.
 ///
 /// # Safety
 ///
