@@ -41,8 +41,8 @@
 #
 # opa.faults_quick=1 on the kernel command line (OPA_FLAVOR=debug make check
 # sets it: under KASAN a step takes about 40 s, not 3) keeps opa_vnic_rs
-# only, searches apply and mac every 12th allocation and the others every
-# 4th, and runs the rates.
+# only, searches apply and mac every 24th allocation and the others every
+# 4th, and runs the 100% rate and the pages.
 . /opa/guest-lib.sh
 
 quick=0
@@ -452,9 +452,9 @@ run_with() {
 	log_check
 	slab0=$(slab_kb)
 	if [ $quick = 1 ]; then
-		search apply 1 12 24
+		search apply 1 24 24
 		search iplink 1 4 4
-		search mac 1 12 24
+		search mac 1 24 24
 		search flap 1 4 0
 		search traffic 1 4 0
 	else
@@ -464,7 +464,9 @@ run_with() {
 		search flap 1 1 0
 		search traffic 1 1 0
 	fi
-	for p in 10 50 100; do
+	rates="10 50 100"
+	[ $quick = 1 ] && rates=100
+	for p in $rates; do
 		for op in apply iplink flap traffic; do
 			rate $op $p
 		done
