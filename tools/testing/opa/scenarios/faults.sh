@@ -443,7 +443,7 @@ run_with() {
 	must modprobe opasim
 	must modprobe ib_umad
 	dmesg -c >/dev/null
-	# The baseline after one load, apply, traffic and unload: the caches the
+	# The baseline after one load, apply, ping and unload: the caches the
 	# first use fills (and keeps) are in it.
 	must modprobe "$drv"
 	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
