@@ -7,9 +7,11 @@ use super::{cq::Cq, qp_attr::QpInit, recv::RecvQueue};
 use crate::rdma::provider::{Provider, ProviderDevice};
 use crate::sync::IrqSpinLock;
 use crate::{
-    bindings,
+    bindings, c_str,
     error::{Error, Result},
     init::PinInit,
+    static_lock_class,
+    str::CStr,
     try_pin_init,
     types::{AlwaysRefCounted, Opaque},
 };
@@ -18,6 +20,12 @@ use core::{
     sync::atomic::{fence, AtomicUsize, Ordering},
 };
 use macros::pin_data;
+
+/// The lockdep name of every QP's receive queue lock. A `static`, read where the lock is made:
+/// a literal in the generic [`QpPriv::new`] would be copied into each crate that instantiates
+/// it (the kernel crate's KUnit provider and a provider module), with the one key of its
+/// `static_lock_class!()`, and lockdep warns when a key comes with two names.
+static RQ_LOCK_NAME: &CStr = c_str!("opa_sw_qp_rq");
 
 /// The part of a [`Qp`] that follows the core's `struct ib_qp`, initialised by `create_qp`.
 #[pin_data]
@@ -48,7 +56,7 @@ impl<T: Provider> QpPriv<T> {
         Ok(try_pin_init!(Self {
             refs: AtomicUsize::new(1),
             released <- released,
-            rq <- crate::new_irq_spinlock!(rq, "opa_sw_qp_rq"),
+            rq <- IrqSpinLock::new(rq, RQ_LOCK_NAME, static_lock_class!()),
             init,
             data <- data,
         }? Error))
