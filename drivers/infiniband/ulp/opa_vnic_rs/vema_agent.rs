@@ -61,8 +61,10 @@ pub trait VportBackend {
     }
 
     /// Applies a Set of the info of an existing virtual port and acts on it (opens or closes
-    /// the port, changes its MAC or MTU): the writable fields of `info`.
-    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo);
+    /// the port, changes its MAC or MTU): the writable fields of `info`. An error (answered
+    /// with its MAD status, [`WireError::Busy`] when what the change needs cannot be
+    /// allocated) leaves the port as it was.
+    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) -> Result<(), WireError>;
 
     /// Calls `f` with the index and the value of every MAC table entry of an existing virtual
     /// port.
@@ -73,8 +75,9 @@ pub trait VportBackend {
     /// unchanged.
     fn update_mac_table(&mut self, vport: u8, table: &MacTable<'_>) -> Result<(), WireError>;
 
-    /// Empties the MAC table of an existing virtual port and zeroes its digest.
-    fn release_mac_table(&mut self, vport: u8);
+    /// Empties the MAC table of an existing virtual port and zeroes its digest. An error
+    /// leaves the table as it was.
+    fn release_mac_table(&mut self, vport: u8) -> Result<(), WireError>;
 
     /// Calls `f` with each unicast (or, if `mcast`, multicast) address of the interface of an
     /// existing virtual port, in the order the EM sees them; returns the list's generation
@@ -183,10 +186,16 @@ fn answer<B: VportBackend + ?Sized>(
         },
         VemaOp::SetMacEntries => set_mac_entries(backend, vport, req, rsp),
         VemaOp::SetDeleteVesw => {
-            // Back to the power-on values, and no MAC table; the port itself stays.
-            backend.set_vport_info(vport, &VeswPortInfo::vema_pod());
-            backend.release_mac_table(vport);
-            get_vport_info(backend, vport, rsp).into()
+            // Back to the power-on values, and no MAC table; the port itself stays. Each
+            // half is whole or not made, and a failed one is answered with its status (the
+            // EM deletes again), never success.
+            let reset = backend
+                .set_vport_info(vport, &VeswPortInfo::vema_pod())
+                .and_then(|()| backend.release_mac_table(vport));
+            match reset {
+                Ok(()) => get_vport_info(backend, vport, rsp).into(),
+                Err(e) => Status::Error(e),
+            }
         }
         VemaOp::GetIfaceUcastMacs => get_iface_macs(backend, vport, false, req, rsp).into(),
         VemaOp::GetIfaceMcastMacs => get_iface_macs(backend, vport, true, req, rsp).into(),
@@ -220,7 +229,7 @@ fn set_vport_info<B: VportBackend + ?Sized>(
     if !backend.has_vport(vport) {
         backend.add_vport(vport)?;
     }
-    backend.set_vport_info(vport, &info);
+    backend.set_vport_info(vport, &info)?;
     get_vport_info(backend, vport, rsp)
 }
 

@@ -162,10 +162,21 @@ impl VportBackend for Backend<'_> {
     /// `opa_vnic_set_vesw_info()`, `opa_vnic_set_per_veswport_info()` and
     /// `opa_vnic_process_vema_config()`: the new values, then the interface's MAC, vesw id,
     /// MTU limit, flow table and state.
-    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) {
+    ///
+    /// What transmit reads is replaced first, since that is what can fail (its allocation):
+    /// a Set it fails is answered busy and changes nothing, rather than answered success
+    /// with transmit still on the old values.
+    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) -> Result<(), WireError> {
         let Some(v) = self.state.vport_mut(vport) else {
-            return;
+            return Ok(());
         };
+        // The plan of the request: it reads only what `apply_set` copies from it, so it is
+        // the plan of the info about to be set (the host tests check that for any info and
+        // Set). Transmit may use it a moment before the info reads so, as C's transmit reads
+        // each field as its Set writes it.
+        v.shared
+            .publish(info, v.macs.clone())
+            .map_err(|_| WireError::Busy)?;
         let netdev = v.netdev.netdev();
         // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
         // serialises only the MAC, with its adapter lock); the state follows `IFF_UP` as it
@@ -186,17 +197,6 @@ impl VportBackend for Backend<'_> {
                 st.info.vport.config_state == STATE_FORWARDING,
             )
         };
-        // The plan of the request: it reads only what `apply_set` copies from it, so it is
-        // the plan of the info just set (the host tests check that for any info and Set).
-        if let Err(e) = v.shared.publish(info, v.macs.clone()) {
-            // Transmit goes on with the configuration it had; the EM reads the new one and
-            // can set it again.
-            pr_err!(
-                "vport {}: new configuration not in effect for transmit: {:?}\n",
-                vport,
-                e
-            );
-        }
         if mac != v.vema_mac {
             netdev.set_mac(&rtnl, &mac);
             v.vema_mac = mac;
@@ -208,6 +208,7 @@ impl VportBackend for Backend<'_> {
         // mutex, which its open takes under RTNL: the same order).
         netdev.set_vesw_id(vesw_id);
         netdev.set_dormant(!forwarding);
+        Ok(())
     }
 
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {
@@ -246,19 +247,15 @@ impl VportBackend for Backend<'_> {
         Ok(())
     }
 
-    /// `opa_vnic_release_mac_tbl()`: no entries, digest 0.
-    fn release_mac_table(&mut self, vport: u8) {
+    /// `opa_vnic_release_mac_tbl()`: no entries, digest 0. Transmit first, as in
+    /// [`VportBackend::update_mac_table`]: on failure nothing has changed.
+    fn release_mac_table(&mut self, vport: u8) -> Result<(), WireError> {
         if let Some(v) = self.state.vport_mut(vport) {
-            if let Err(e) = v.shared.publish_macs(None) {
-                pr_err!(
-                    "vport {}: MAC table still in use by transmit: {:?}\n",
-                    vport,
-                    e
-                );
-            }
+            v.shared.publish_macs(None).map_err(|_| WireError::Busy)?;
             v.shared.state.lock().info.vport.mac_tbl_digest = 0;
             v.macs = None;
         }
+        Ok(())
     }
 
     /// `opa_vnic_query_ucast_macs()`: the device's addresses but the EM's base MAC, then the

@@ -66,10 +66,11 @@ impl VportBackend for TestPort {
         self.vport(vport)
             .map_or_else(VeswPortInfo::vema_pod, |v| v.info)
     }
-    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) {
+    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) -> Result<(), WireError> {
         if let Some(v) = self.vport_mut(vport) {
             v.info.apply_set(info);
         }
+        Ok(())
     }
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {
         for s in self.vport(vport).map_or(&[][..], |v| v.macs.slots()) {
@@ -87,11 +88,12 @@ impl VportBackend for TestPort {
         v.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
         Ok(())
     }
-    fn release_mac_table(&mut self, vport: u8) {
+    fn release_mac_table(&mut self, vport: u8) -> Result<(), WireError> {
         if let Some(v) = self.vport_mut(vport) {
             v.macs = MacIndex::new(KVec::new());
             v.info.vport.mac_tbl_digest = 0;
         }
+        Ok(())
     }
     fn for_each_iface_mac(&self, _vport: u8, mcast: bool, f: &mut dyn FnMut([u8; 6])) -> u16 {
         if mcast {

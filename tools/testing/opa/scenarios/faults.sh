@@ -16,6 +16,12 @@
 #   mac     on two applied vports, up: vnic-em apply of a config that
 #           changes one's MAC and adds an explicit MAC table entry (MAC
 #           table and base MAC Sets on live vports)
+#   vesw    on the two applied vports, up, each in a network namespace:
+#           vnic-em apply of a config that moves both to another vesw id
+#           (VESWPortInfo Sets that change what transmit puts in every
+#           packet); an apply that succeeded must leave them reaching each
+#           other on the new id (a Set answered success must be in effect
+#           for transmit too)
 #   flap    on an applied vport, up: its node port's link down and up
 #           (opasim's state: the port events hfi1 delivers); the carrier
 #           must come back
@@ -41,8 +47,8 @@
 #
 # opa.faults_quick=1 on the kernel command line (OPA_FLAVOR=debug make check
 # sets it: under KASAN a step takes about 10 s, not 3) keeps opa_vnic_rs
-# only, searches apply and mac every 24th allocation and the others every
-# 4th, and runs the 100% rate and the pages.
+# only, searches apply and mac every 24th allocation, vesw every one and the
+# others every 4th, and runs the 100% rate and the pages.
 . /opa/guest-lib.sh
 . /opa/faults-lib.sh
 
@@ -64,6 +70,8 @@ awk '/^\[\[vport\]\]/ { n++ } n < 2' /tmp/fabric.toml >/tmp/first.toml
 # explicit MAC table entry.
 sed 's/02:00:00:00:02:00/02:00:00:00:02:99/' /tmp/fabric.toml >/tmp/mac.toml
 printf '[[vesw.mac_table]]\nmac = "02:a0:00:00:00:10"\ndlid = 0x2\n' >>/tmp/mac.toml
+# The vesw operation's config: both vports on vesw id 2.
+sed 's/^id = 1$/id = 2/; s/^vesw = 1$/vesw = 2/' /tmp/fabric.toml >/tmp/vesw.toml
 D=/sys/kernel/debug/opasim
 quiet_netns h1 h2
 
@@ -161,6 +169,17 @@ step() {
 		must ip link set "$(netdev_by_mac 02:00:00:00:01:00)" up
 		must ip link set "$(netdev_by_mac 02:00:00:00:02:00)" up
 		armed_apply /tmp/mac.toml
+		;;
+	vesw)
+		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
+		a=$(netdev_by_mac 02:00:00:00:01:00)
+		b=$(netdev_by_mac 02:00:00:00:02:00)
+		netns_pair "$a" "$b"
+		armed_apply /tmp/vesw.toml
+		if [ $rc = 0 ] && ! ip netns exec h1 ping -c 1 -W 5 192.168.77.2 >/dev/null; then
+			fail "$drv vesw #$n: apply reported success, but the vports do not reach each other on the new vesw id"
+		fi
+		netns_back "$a" "$b"
 		;;
 	flap)
 		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
@@ -335,12 +354,14 @@ run_with() {
 		search apply 1 24 24
 		search iplink 1 4 4
 		search mac 1 24 24
+		search vesw 1 1 4
 		search flap 1 4 0
 		search traffic 1 4 0
 	else
 		search apply 24 6 24
 		search iplink 1 1 4
 		search mac 24 3 24
+		search vesw 1 1 4
 		search flap 1 1 0
 		search traffic 1 1 0
 	fi

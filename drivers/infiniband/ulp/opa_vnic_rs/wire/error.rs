@@ -78,4 +78,7 @@ pub enum WireError {
     /// VEMA: the attribute modifier names a virtual port that does not
     /// exist; the port number.
     NoSuchVport(u8),
+    /// VEMA: the agent cannot do what the request asks now (it could not allocate what the
+    /// change needs) and changed nothing; the requester should retry.
+    Busy,
 }

@@ -58,13 +58,16 @@ impl WireError {
     /// attribute both answer `0x000c` (unsupported method/attribute
     /// combination), a bad version answers `0x0004`, and every invalid
     /// field, modifier or length answers `0x001c` (invalid attribute value
-    /// or modifier).
+    /// or modifier). A change the agent could not make for want of memory
+    /// answers `0x0001` (busy), where the C driver, which allocates nothing
+    /// for it, cannot fail.
     pub const fn mad_status(self) -> u16 {
         match self {
             WireError::UnsupportedMethod(_) | WireError::UnsupportedAttribute(_) => {
                 MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB
             }
             WireError::BadBaseVersion(_) | WireError::BadClassVersion(_) => MAD_STATUS_BAD_VERSION,
+            WireError::Busy => MAD_STATUS_BUSY,
             _ => MAD_STATUS_INVALID_ATTRIB_VALUE,
         }
     }

@@ -111,6 +111,7 @@ fn golden_status_codes() {
     }
     assert_eq!(WireError::NoSuchVport(3).mad_status(), 0x001c);
     assert_eq!(WireError::TooManyEntries(126).mad_status(), 0x001c);
+    assert_eq!(WireError::Busy.mad_status(), 0x0001);
     assert!(!GetVeswPortInfo.rejects_missing_vport());
     assert!(!SetVeswPortInfo.rejects_missing_vport());
     assert!(GetMacEntries.rejects_missing_vport());

@@ -94,6 +94,26 @@ fn set_vport_info_reports_a_vport_that_cannot_be_added() {
 }
 
 #[test]
+fn set_vport_info_that_cannot_be_made_is_answered_busy_and_changes_nothing() {
+    let mut port = port_with_vport(4);
+    port.vports.get_mut(&4).unwrap().busy = true;
+    let before = port.vport_info(4);
+    let mut info = VeswPortInfo::vema_pod();
+    info.vesw.vesw_id = 0x42;
+    info.vport.config_state = 3;
+    let req = request(METHOD_SET, ATTR_VESWPORT_INFO, 4, &info.to_bytes());
+    let rsp = run(&mut port, &req);
+    check_header(&req, &rsp);
+    assert_eq!(status(&rsp), MAD_STATUS_BUSY, "busy: the EM retries");
+    assert_eq!(port.vport_info(4), before, "nothing changed");
+    assert_eq!(
+        rsp[40..],
+        vec![0u8; 2048 - 40][..],
+        "no attribute in a busy answer"
+    );
+}
+
+#[test]
 fn requests_on_missing_vports_are_invalid() {
     for (method, attr) in [
         (METHOD_GET, ATTR_VESWPORT_MAC_ENTRIES),

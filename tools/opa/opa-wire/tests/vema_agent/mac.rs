@@ -105,6 +105,21 @@ fn delete_vesw_resets_to_power_on_values_and_empties_the_table() {
 }
 
 #[test]
+fn delete_vesw_that_cannot_be_made_is_answered_busy() {
+    let mut port = port_with_vport(2);
+    let t = mac_table(0, 1, &[([2, 0, 0, 0, 0, 1], 1)]);
+    run(
+        &mut port,
+        &request(METHOD_SET, ATTR_VESWPORT_MAC_ENTRIES, 2, &t),
+    );
+    port.vports.get_mut(&2).unwrap().busy = true;
+    let rsp = run(&mut port, &request(METHOD_SET, ATTR_DELETE_VESW, 2, &[]));
+    assert_eq!(status(&rsp), MAD_STATUS_BUSY);
+    assert_eq!(port.vports[&2].macs.len(), 1, "the table stays");
+    assert_eq!(port.vports[&2].info.vport.mac_tbl_digest, 1);
+}
+
+#[test]
 fn iface_mac_lists_are_windowed() {
     let mut port = port_with_vport(0);
     let macs: Vec<[u8; 6]> = (0..5).map(|i| [2, 0, 0, 0, 1, i]).collect();

@@ -24,6 +24,8 @@ struct Vport {
     ucast: Vec<[u8; 6]>,
     mcast: Vec<[u8; 6]>,
     refuse_update: bool,
+    /// Sets of the info and releases of the MAC table fail busy (what cannot allocate).
+    busy: bool,
 }
 
 #[derive(Default)]
@@ -61,8 +63,13 @@ impl VportBackend for TestPort {
     fn vport_info(&self, vport: u8) -> VeswPortInfo {
         self.vports[&vport].info
     }
-    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) {
-        self.vports.get_mut(&vport).unwrap().info.apply_set(info);
+    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) -> Result<(), WireError> {
+        let v = self.vports.get_mut(&vport).unwrap();
+        if v.busy {
+            return Err(WireError::Busy);
+        }
+        v.info.apply_set(info);
+        Ok(())
     }
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {
         for (i, e) in &self.vports[&vport].macs {
@@ -85,10 +92,14 @@ impl VportBackend for TestPort {
         v.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
         Ok(())
     }
-    fn release_mac_table(&mut self, vport: u8) {
+    fn release_mac_table(&mut self, vport: u8) -> Result<(), WireError> {
         let v = self.vports.get_mut(&vport).unwrap();
+        if v.busy {
+            return Err(WireError::Busy);
+        }
         v.macs.clear();
         v.info.vport.mac_tbl_digest = 0;
+        Ok(())
     }
     fn for_each_iface_mac(&self, vport: u8, mcast: bool, f: &mut dyn FnMut([u8; 6])) -> u16 {
         let v = &self.vports[&vport];
