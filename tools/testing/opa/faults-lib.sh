@@ -46,11 +46,15 @@ disarm() {
 # resync: after an operation that made fewer filtered allocations than the
 # interval asked for, the count is unknown: below the armed interval, or,
 # when two CPUs carried it past (see search()), a few above. The fault is
-# armed again RESYNC_MARGIN further on and made to fire (applies on a
-# freshly loaded driver, whatever they do): the count is then that
-# interval, exactly. (Firing the old interval would not do: a count carried
-# past it fires at its next multiple, and every later N would be off by as
-# much, each search ending at twice its depth.)
+# armed again RESYNC_MARGIN further on and made to fire: the count is then
+# that interval, exactly. (Firing the old interval would not do: a count
+# carried past it fires at its next multiple, and every later N would be
+# off by as much, each search ending at half its depth.) What makes it fire
+# is an apply of the first vport alone on a freshly loaded driver: one
+# port's MADs, answered one at a time by its completion work, the netdev
+# created there too, so that no second CPU in the driver's code can carry
+# the count past this interval in turn (an apply of both ports did, once
+# in a run).
 RESYNC_MARGIN=64
 resync() {
 	local i=0 interval=$((armed + RESYNC_MARGIN))
@@ -64,7 +68,7 @@ resync() {
 		must modprobe "$drv"
 		setup_failslab "$drv" >/dev/null
 		echo 100 >$F/probability
-		/opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null 2>&1
+		/opa/vnic-em -d umad0 apply /tmp/first.toml >/dev/null 2>&1
 		echo 0 >$F/probability
 		must rmmod "$drv"
 	done
