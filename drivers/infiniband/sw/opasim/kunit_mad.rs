@@ -51,8 +51,15 @@ pub(crate) fn device() -> Option<Dev> {
         v.push(p.clone(), GFP_KERNEL).ok()?;
     }
     let data = HfiDevice::new(guid, fabric, v);
-    let reg =
-        Registration::new(&crate::THIS_MODULE, c_str!("opasim_kunit%d"), 2, guid, data).ok()?;
+    let reg = Registration::new(
+        &crate::THIS_MODULE,
+        c_str!("opasim_kunit%d"),
+        None,
+        2,
+        guid,
+        data,
+    )
+    .ok()?;
     Some(Dev { reg, ports, guid })
 }
 

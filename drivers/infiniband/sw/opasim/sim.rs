@@ -13,9 +13,11 @@ use crate::{
 use kernel::{
     c_str,
     debugfs::{Dir, File},
-    new_mutex,
+    fmt, new_mutex,
     prelude::*,
     rdma::{device::DeviceName, provider::Registration},
+    root_device::RootDevice,
+    str::CString,
     sync::{Arc, Mutex},
 };
 
@@ -46,12 +48,15 @@ pub(crate) fn port_guid(node_guid: u64, n: u32) -> u64 {
     (node_guid & !(3 << 30)) | ((u64::from(n.saturating_sub(1)) & 3) << 30)
 }
 
-/// A device of the simulation: its debugfs files, its registration; its ports are attached
-/// to the switch.
+/// A device of the simulation: its debugfs files, its registration, the device it is
+/// registered under; its ports are attached to the switch.
 pub(crate) struct SimDevice {
     files: KVec<File<PortFile>>,
     dir: Option<Dir>,
     reg: Option<Registration<Hfi>>,
+    /// `/sys/devices/opasim-hfi<index>`: the IB device's parent, where hfi1's is its PCI
+    /// device. The ULPs name it (the C opa_vnic's `ethtool -i` takes its name unchecked).
+    parent: Option<RootDevice>,
     index: u32,
     fabric: Arc<Fabric>,
 }
@@ -76,6 +81,7 @@ impl Drop for SimDevice {
         self.files = KVec::new();
         drop(self.dir.take());
         drop(self.reg.take());
+        drop(self.parent.take());
         let index = self.index;
         self.fabric.detach_where(|p| p.dev_index == index);
     }
@@ -212,6 +218,7 @@ impl Sim {
             files: KVec::new(),
             dir: None,
             reg: None,
+            parent: None,
             index,
             fabric: self.fabric.clone(),
         };
@@ -220,9 +227,12 @@ impl Sim {
         }
         let data = HfiDevice::new(guid, self.fabric.clone(), ports);
         let nports = u32::try_from(configs.len())?;
+        let name = CString::try_from_fmt(fmt!("opasim-hfi{index}"))?;
+        let parent = dev.parent.insert(RootDevice::new(&name, self.module)?);
         dev.reg = Some(Registration::new(
             self.module,
             c_str!("opasim%d"),
+            Some(parent.device()),
             nports,
             guid,
             data,

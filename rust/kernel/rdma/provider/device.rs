@@ -5,6 +5,7 @@
 use super::{adapter::Adapter, Provider};
 use crate::{
     bindings,
+    device::Device,
     error::{code::*, to_result, Result},
     rdma::device::DeviceName,
     str::CStr,
@@ -168,12 +169,16 @@ unsafe impl<T: Provider> Sync for Registration<T> {}
 
 impl<T: Provider> Registration<T> {
     /// Allocates and registers a device of `ports` ports named after `name` (a `printf`
-    /// pattern such as `c"opasim%d"`), whose GUID is `node_guid` and whose data is `data`.
+    /// pattern such as `c"opasim%d"`), whose GUID is `node_guid` and whose data is `data`,
+    /// under `parent` in sysfs if given (hfi1's is its PCI device). The device's class
+    /// devices (its umad and verbs files) and its ULPs' netdevs take the same parent, and the
+    /// ULPs name it (`ethtool -i`'s bus).
     ///
     /// The IB core's clients are told about the device before this returns.
     pub fn new(
         module: &'static ThisModule,
         name: &CStr,
+        parent: Option<&Device>,
         ports: u32,
         node_guid: u64,
         data: T::Data,
@@ -199,6 +204,10 @@ impl<T: Provider> Registration<T> {
             (*ib).num_comp_vectors = 1;
             (*ib).node_guid = node_guid.to_be();
             (*ib).local_dma_lkey = 0;
+            // The core takes its own reference to the parent when it adds the device, and
+            // drops it when it removes it.
+            (*ib).__bindgen_anon_1.dev.parent =
+                parent.map_or(core::ptr::null_mut(), Device::as_raw);
             // The last byte stays NUL (the allocation is zeroed).
             let desc = &mut (*ib).node_desc;
             let n = desc.len() - 1;

@@ -54,10 +54,16 @@ run_with() {
 	ip netns exec na ethtool -S "$a" >"/tmp/$drv.ethtool" || fail "$drv: ethtool -S"
 	awk -F: 'NR > 1 { print $1 }' "/tmp/$drv.ethtool" >"/tmp/$drv.ethtool-names"
 	grep -Eq '^ +tx_unicast: [1-9]' "/tmp/$drv.ethtool" || fail "$drv: ethtool -S counts no unicast sent"
-	if [ "$drv" = opa_vnic_rs ]; then
-		ip netns exec na ethtool -i "$a" | grep -q '^driver: opa_vnic_rs$' ||
-			fail "ethtool -i does not name opa_vnic_rs"
-	fi
+	# ethtool -i: the driver, and the IB device's parent as the bus (opasim's
+	# root device, as hfi1's is its PCI device): the same under both drivers.
+	ip netns exec na ethtool -i "$a" >"/tmp/$drv.drvinfo" || fail "$drv: ethtool -i"
+	grep -q "^driver: $drv\$" "/tmp/$drv.drvinfo" || fail "$drv: ethtool -i does not name $drv"
+	bus=$(sed -n 's/^bus-info: //p' "/tmp/$drv.drvinfo")
+	[ -n "$bus" ] && [ -e "/sys/devices/$bus/infiniband" ] || {
+		cat "/tmp/$drv.drvinfo"
+		fail "$drv: ethtool -i does not name an IB device's parent as the bus"
+	}
+	echo "$bus" >"/tmp/$drv.bus"
 
 	echo "== $drv: bulk transfer"
 	ip netns exec nb iperf3 -s -1 -D >/dev/null || fail "$drv: iperf3 server"
@@ -112,6 +118,8 @@ cmp -s /tmp/opa_vnic.ethtool-names /tmp/opa_vnic_rs.ethtool-names || {
 	diff /tmp/opa_vnic.ethtool-names /tmp/opa_vnic_rs.ethtool-names
 	fail "ethtool -S names differ between the drivers"
 }
+cmp -s /tmp/opa_vnic.bus /tmp/opa_vnic_rs.bus ||
+	fail "ethtool -i names the bus $(cat /tmp/opa_vnic_rs.bus) under opa_vnic_rs, $(cat /tmp/opa_vnic.bus) under opa_vnic"
 cmp -s /tmp/opa_vnic.show /tmp/opa_vnic_rs.show || {
 	diff /tmp/opa_vnic.show /tmp/opa_vnic_rs.show
 	fail "the EM reads a different state back from opa_vnic_rs than from opa_vnic"
