@@ -20,14 +20,19 @@ module_text() {
 # interval is the count so far plus N (see should_fail_ex()).
 count=0
 
-# arm N: fail the Nth allocation from now made with the driver on the stack.
-arm() {
-	local interval=$((count + $1))
+# arm_at INTERVAL: the fault armed to fire when failslab's count reaches
+# INTERVAL, its probability left at 0 (100 sets it going).
+arm_at() {
 	echo 0 >$F/probability
 	echo 1 >$F/times
-	echo "$interval" >$F/interval
+	echo "$1" >$F/interval
+	armed=$1
+}
+
+# arm N: fail the Nth allocation from now made with the driver on the stack.
+arm() {
+	arm_at $((count + $1))
 	echo 100 >$F/probability
-	armed=$interval
 }
 
 # counted: the count after the armed fault fired. An interval of 1 does not
@@ -43,38 +48,78 @@ disarm() {
 	[ "$(cat $F/times)" = 0 ]
 }
 
-# resync: after an operation that made fewer filtered allocations than the
-# interval asked for, the count is unknown: below the armed interval, or,
-# when two CPUs carried it past (see search()), a few above. The fault is
-# armed again RESYNC_MARGIN further on and made to fire: the count is then
-# that interval, exactly. (Firing the old interval would not do: a count
-# carried past it fires at its next multiple, and every later N would be
-# off by as much, each search ending at half its depth.) What makes it fire
-# is an apply of the first vport alone on a freshly loaded driver: one
-# port's MADs, answered one at a time by its completion work, the netdev
-# created there too, so that no second CPU in the driver's code can carry
-# the count past this interval in turn (an apply of both ports did, once
-# in a run).
-RESYNC_MARGIN=64
+# resync: after an operation armed at interval I ran with none failed, the
+# count is unknown. Most often the operation ran out of allocations: the
+# count is below I, by less than the search's stride. But when two CPUs
+# carried it past I (see search()), the operation went on counting: it is
+# above I, by as many as the operation makes (a few hundred for an apply:
+# the netdev's creation). A fault fires at the first multiple of its
+# interval the count reaches, which is the interval itself only if the
+# count was below it: armed where the count already is, it fires thousands
+# later, or early at a small multiple and wrongly believed. So: armed at
+# I + RESYNC_NEAR and made to fire by up to 3 applies (each makes a hundred
+# and more), where twice that is beyond what the count can be; if it did
+# not fire, the count was past it, and the fault is armed at I + RESYNC_FAR,
+# beyond what any operation and those applies count, and made to fire. The
+# count is then the interval that fired, exactly.
+RESYNC_NEAR=64
+RESYNC_FAR=4096
 resync() {
-	local i=0 interval=$((armed + RESYNC_MARGIN))
-	echo 0 >$F/probability
-	echo 1 >$F/times
-	echo "$interval" >$F/interval
-	armed=$interval
-	until [ "$(cat $F/times)" = 0 ]; do
+	local base=$armed
+	{ [ $base -gt $((RESYNC_FAR - 2 * RESYNC_NEAR)) ] && fire_at $((base + RESYNC_NEAR)) 3; } ||
+		fire_at $((base + RESYNC_FAR)) 100 ||
+		fail "$drv: the fault armed to resync the count never fired, at $((base + RESYNC_NEAR)) nor $((base + RESYNC_FAR))"
+	counted
+	log_check
+	total=$((total + $(grep -c 'FAULT_INJECTION: forcing a failure' /tmp/step.log)))
+}
+
+# fire_at INTERVAL TRIES: the fault armed at INTERVAL, and an apply of the
+# first vport alone on a freshly loaded driver until it fires, at most TRIES
+# times; fails if it did not. One port's MADs, answered one at a time by
+# its completion work, the netdev created there too: no second CPU in the
+# driver's code to carry the count past the interval in turn (an apply of
+# both ports did, once in a run).
+fire_at() {
+	local i=0
+	arm_at "$1"
+	while [ $i -lt "$2" ]; do
 		i=$((i + 1))
-		[ $i -le 50 ] || fail "$drv: the armed fault never fired in 50 applies"
 		must modprobe "$drv"
 		setup_failslab "$drv" >/dev/null
 		echo 100 >$F/probability
 		/opa/vnic-em -d umad0 apply /tmp/first.toml >/dev/null 2>&1
 		echo 0 >$F/probability
 		must rmmod "$drv"
+		[ "$(cat $F/times)" = 0 ] && return 0
 	done
-	counted
+	return 1
+}
+
+# check_resync: resync() itself, on a count carried far past the armed
+# interval, as two CPUs can: an apply counted with the fault armed out of
+# reach, then believed armed at its first allocation. After the resync a
+# fault armed at the next allocation must fire (an apply's first): it would
+# not, were the count believed below what it is.
+check_resync() {
+	arm_at 1000000000
+	must modprobe "$drv"
+	setup_failslab "$drv" >/dev/null
+	echo 100 >$F/probability
+	must /opa/vnic-em -d umad0 apply /tmp/first.toml >/dev/null
+	echo 0 >$F/probability
+	must rmmod "$drv"
+	armed=$((count + 1))
+	resync
+	must modprobe "$drv"
+	setup_failslab "$drv" >/dev/null
+	arm 1
+	/opa/vnic-em -d umad0 apply /tmp/first.toml >/dev/null 2>&1
+	disarm || fail "$drv: after a resync from a count carried past, a fault armed at the next allocation did not fire"
+	must rmmod "$drv"
 	log_check
 	total=$((total + $(grep -c 'FAULT_INJECTION: forcing a failure' /tmp/step.log)))
+	echo "$drv: resync: a count carried past the armed interval, found again"
 }
 
 # setup_failslab MOD: failslab and fail_page_alloc aimed at MOD's text.

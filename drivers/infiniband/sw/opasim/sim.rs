@@ -55,7 +55,8 @@ pub(crate) struct SimDevice {
     dir: Option<Dir>,
     reg: Option<Registration<Hfi>>,
     /// `/sys/devices/opasim-hfi<index>`: the IB device's parent, where hfi1's is its PCI
-    /// device. The ULPs name it (the C opa_vnic's `ethtool -i` takes its name unchecked).
+    /// device (`hfi1_register_ib_device()` in `verbs.c` sets `ibdev->dev.parent`). The ULPs
+    /// name it (the C opa_vnic's `ethtool -i` takes its name unchecked).
     parent: Option<RootDevice>,
     index: u32,
     fabric: Arc<Fabric>,

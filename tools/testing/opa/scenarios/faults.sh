@@ -365,6 +365,9 @@ run_with() {
 		search flap 1 1 0
 		search traffic 1 1 0
 	fi
+	# Once a boot, the resync itself (the count is in the thousands by now).
+	[ -n "$resync_checked" ] || check_resync
+	resync_checked=1
 	rates="10 50 100"
 	[ $quick = 1 ] && rates=100
 	for p in $rates; do
