@@ -66,15 +66,20 @@ mft_ports() {
 }
 # ping_ok NS ADDR: one round trip within two seconds.
 ping_ok() { ip netns exec "$1" ping -c 1 -W 2 "$2" >/dev/null 2>&1; }
-# wait_for WHAT SECONDS CMD...: CMD succeeds within SECONDS, or the test fails.
+# wait_for WHAT SECONDS CMD...: CMD succeeds within SECONDS (the time it took
+# is printed), or the test fails, after vnic-em watch's log if one is running.
 wait_for() {
 	local what=$1 limit=$2 n=0
 	shift 2
 	until "$@"; do
-		[ $n -ge "$limit" ] && fail "$what: not within $limit s"
+		if [ $n -ge "$limit" ]; then
+			[ -s /tmp/watch.log ] && cat /tmp/watch.log
+			fail "$what: not within $limit s"
+		fi
 		sleep 1
 		n=$((n + 1))
 	done
+	echo "ok: $what (after $n s)"
 }
 
 cat >/tmp/vnic.toml <<TOML
@@ -209,7 +214,12 @@ run_with() {
 	fm_start
 	expect "opasim0's LID after the restart" "$(lid_of 0)" 0x20
 	expect "the SM LID" "$(cat $ib/opasim2/ports/1/sm_lid)" 0x20
-	wait_for "watch re-applies after the LID change" 60 \
+	# Until the restarted SA answers, each poll asks it for the names and the
+	# vanished LID for its class port info, in vain: 4 attempts each, backing
+	# off from 1 s to 4 s (11 s), then the 3 s interval. Two such polls before
+	# the one that finds the new LID are 50 s; a guest under load, more (the C
+	# driver's run once took over 60).
+	wait_for "watch re-applies after the LID change" 120 \
 		grep -q "LID $lid0 -> 0x0020" /tmp/watch.log
 	# The restarted SM's group has no member until watch joins the ports again.
 	wait_for "watch joins the ports to the restarted SM's group" 60 \
