@@ -105,7 +105,7 @@ vnic-em-deb:
 	@scripts/opa/deb-vnic-em $(BUILD)/deb
 
 verbs-deb: deps
-	@mkdir -p $(BUILD)/deb && cp "$$(scripts/opa/rdma-core | head -n 1)" $(BUILD)/deb/ && ls $(BUILD)/deb/ibverbs-opasim_*.deb
+	@mkdir -p $(BUILD)/deb && cp "$$(scripts/opa/rdma-core | sed -n 1p)" $(BUILD)/deb/ && ls $(BUILD)/deb/ibverbs-opasim_*.deb
 
 clean:
 	rm -rf $(BUILD) tools/opa/target tools/opa/opa-wire/fuzz/target
