@@ -8,7 +8,9 @@ export PATH=/usr/bin:/bin:/sbin
 ip() { /usr/bin/ip "$@"; }
 
 fail() {
-	echo "FAIL: $*"
+	# On stderr: a caller's redirection of a command's output
+	# ("must q ... >/tmp/q.out") must not hide why the scenario ended.
+	echo "FAIL: $*" >&2
 	exit 1
 }
 

@@ -15,6 +15,22 @@ q() { /opa/sa-query --umad umad3 "$@"; }
 sm() { cat /sys/kernel/debug/opasim/sm; }
 smlid() { cat /sys/class/infiniband/$1/ports/1/sm_lid; }
 
+# On a failure: what the SA saw and answered, and what the two ports counted
+# (a MAD dropped on the way shows in rcv_dropped).
+on_exit() {
+	rc=$?
+	[ $rc = 0 ] && return
+	echo "== on failure: opasim-sa's log"
+	cat /tmp/sa.log 2>/dev/null
+	for d in opasim0 opasim3; do
+		for c in /sys/class/infiniband/$d/ports/1/hw_counters/*; do
+			[ -r "$c" ] && [ "$(cat "$c")" != 0 ] && echo "$d ${c##*/} $(cat "$c")"
+		done
+	done
+	dmesg | tail -n 20
+}
+trap on_exit EXIT
+
 run_with() {
 	drv=$1
 	echo "=== $drv"
