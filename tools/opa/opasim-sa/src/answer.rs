@@ -21,13 +21,15 @@
 //! - PathRecords and McMemberRecords only at InfiniBand's base and class versions (1 and 2),
 //!   BAD_CLASS at OPA's (`sa_PathRecord()`, `sa_McMemberRecord()`); a McMemberRecord Set
 //!   joins a port to a group the SA has (`mcmember`), a Set of anything else is an
-//!   unsupported method.
+//!   unsupported method;
+//! - a ClassPortInfo Get is answered at either version (`classport`, `sa_ClassPortInfo()`),
+//!   any other method on it is unsupported.
 
 use crate::fabric::{FabricView, PortView};
 use opa_wire::sa::{
-    self, attr_offset, NodeRecord, PortInfoRecord, SaHdr, SaMad, ATTR_MCMEMBER_RECORD,
-    ATTR_NODE_RECORD, ATTR_PATH_RECORD, ATTR_PORTINFO_RECORD, METHOD_GET, METHOD_GET_RESP,
-    METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, METHOD_SET, SA_STATUS_NO_RECORDS,
+    self, attr_offset, NodeRecord, PortInfoRecord, SaHdr, SaMad, ATTR_CLASS_PORT_INFO,
+    ATTR_MCMEMBER_RECORD, ATTR_NODE_RECORD, ATTR_PATH_RECORD, ATTR_PORTINFO_RECORD, METHOD_GET,
+    METHOD_GET_RESP, METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, METHOD_SET, SA_STATUS_NO_RECORDS,
     SA_STATUS_REQ_INVALID, SA_STATUS_TOO_MANY_RECORDS,
 };
 use opa_wire::wire::mad::{
@@ -65,6 +67,12 @@ impl Requester {
 /// ([`answer_from`]).
 pub fn answer(mad: &[u8], view: &FabricView) -> Option<Answer> {
     answer_from(mad, &Requester::MGMT, view)
+}
+
+/// Whether answering `mad` needs the fabric as it is now ([`crate::fabric::Source::snapshot`],
+/// a read of every port in sysfs): not for a ClassPortInfo, the SA's own.
+pub fn needs_fabric(mad: &[u8]) -> bool {
+    mad.get(16..18) != Some(&ATTR_CLASS_PORT_INFO.to_be_bytes()[..])
 }
 
 /// The answer to the request `mad` from `who`, or `None` for a MAD that is not a request or
@@ -106,6 +114,9 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
     // every attribute but a few any member may read) to the management P_Key.
     if req.sa.sm_key != 0 || (attr == ATTR_PORTINFO_RECORD && who.pkey != MGMT_PKEY) {
         return None;
+    }
+    if attr == ATTR_CLASS_PORT_INFO {
+        return Some(classport::class_port_info(&req, false));
     }
     let name = match attr {
         ATTR_NODE_RECORD => "NodeRecord",
@@ -236,6 +247,9 @@ fn answer_ib(req: &SaMad<'_>, view: &FabricView) -> Option<Answer> {
         METHOD_SET => "Set",
         _ => "GetTable",
     };
+    if attr == ATTR_CLASS_PORT_INFO {
+        return Some(classport::class_port_info(req, true));
+    }
     let a = match (method, attr) {
         (METHOD_GET | METHOD_GET_TABLE, ATTR_PATH_RECORD) => {
             records_reply(req, "PathRecord", mname, path::path_records(req, view))
@@ -436,6 +450,7 @@ impl ToVec for NodeRecord {
     }
 }
 
+mod classport;
 mod mcmember;
 mod path;
 

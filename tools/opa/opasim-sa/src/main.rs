@@ -28,8 +28,8 @@ use opa_wire::sa::{
     IB_SA_CLASS_VERSION, METHOD_GET, METHOD_GET_TABLE, METHOD_GET_TABLE_RESP, METHOD_SET,
     RMPP_VERSION, SA_CLASS, SA_CLASS_VERSION,
 };
-use opasim_sa::answer::{answer_from, Requester};
-use opasim_sa::fabric::Source;
+use opasim_sa::answer::{answer_from, needs_fabric, Requester};
+use opasim_sa::fabric::{FabricView, Source};
 
 /// The subnet administrator of opasim's fabric.
 #[derive(Parser, Debug)]
@@ -145,8 +145,14 @@ fn serve(
             );
             continue;
         }
-        // The fabric as it is now: a LID changed since the last query is answered.
-        let view = source.snapshot().map_err(|e| e.to_string())?;
+        // The fabric as it is now: a LID changed since the last query is answered. Not read
+        // for what needs none: the kernel's ClassPortInfo queries come from every port at
+        // each port event, and reading sysfs for each would delay the queries behind them.
+        let view = if needs_fabric(&r.mad) {
+            source.snapshot().map_err(|e| e.to_string())?
+        } else {
+            FabricView::default()
+        };
         // The P_Key the request came with: the SA port's at the index the MAD layer gives.
         let Some(pkey) = source.pkey(ibdev, port, r.pkey_index) else {
             println!(

@@ -135,6 +135,11 @@ run_with() {
 	grep -c "opasim-sa: LID" /tmp/sa.log >/dev/null || fail "no query in the SA's log"
 	grep "opasim-sa: LID 0x4: PortInfoRecord GetTable: 6 record(s), 2304 bytes" /tmp/sa.log ||
 		fail "the SA's log misses the PortInfoRecord table"
+	# The kernel's ib_sa asks every port's SA for its ClassPortInfo at each SM
+	# and LID change, three times more while refused: answered, it asks once.
+	echo "ClassPortInfo Gets answered: $(grep -c 'ClassPortInfo Get (IB form)' /tmp/sa.log)"
+	grep -q 'ClassPortInfo Get (IB form)' /tmp/sa.log || fail "no ClassPortInfo asked"
+	expect "ClassPortInfo Gets refused" "$(grep -c 'attribute 0x0001 ' /tmp/sa.log)" 0
 
 	echo "== stopped"
 	kill -TERM $sa

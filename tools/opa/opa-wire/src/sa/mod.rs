@@ -53,6 +53,8 @@ pub const METHOD_GET_TABLE: u8 = 0x12;
 /// Method GetTableResp (`IB_SA_METHOD_GET_TABLE_RESP`).
 pub const METHOD_GET_TABLE_RESP: u8 = 0x92;
 
+/// Attribute ClassPortInfo (`STL_MCLASS_ATTRIB_ID_CLASS_PORT_INFO`): what the SA can do.
+pub const ATTR_CLASS_PORT_INFO: u16 = 0x0001;
 /// Attribute NodeRecord (`STL_SA_ATTR_NODE_RECORD`).
 pub const ATTR_NODE_RECORD: u16 = 0x0011;
 /// Attribute PortInfoRecord (`STL_SA_ATTR_PORTINFO_RECORD`).

@@ -428,3 +428,54 @@ fn multicast_groups_by_mgid() {
 }
 
 mod join;
+
+/// opa-fm's `sa_ClassPortInfo()`: a Get at either version is answered with the SA's
+/// ClassPortInfo in that version's form, so that the kernel's `ib_sa` marks it valid and
+/// stops asking (`update_ib_cpi()`); any other method is unsupported.
+#[test]
+fn class_port_info_at_both_versions() {
+    let (st, recs, a) = ask_ib(METHOD_GET, ATTR_CLASS_PORT_INFO, 0, &[]);
+    assert_eq!((st, recs.len()), (0, 1), "{}", a.summary);
+    let ib = &recs[0];
+    assert_eq!(ib.len(), 72);
+    // OPA's versions inside, as opa-fm copies them; CM2, multicast, CapMask match, PA.
+    assert_eq!(&ib[..4], &[0x80, 0x80, 0xa2, 0x04]);
+    // CapMask2 QoS, MFT top, full PortInfo, extended; RespTimeValue 18.
+    assert_eq!(
+        u32::from_be_bytes(ib[4..8].try_into().unwrap()),
+        (0xca << 5) | 18
+    );
+    assert_eq!(&ib[32..36], &[0, 0, 0, 1]);
+    assert_eq!(&ib[64..68], &[0xff, 0, 0, 1]);
+    assert_eq!(a.summary, "ClassPortInfo Get (IB form)");
+
+    let (st, recs, a) = ask(METHOD_GET, ATTR_CLASS_PORT_INFO, 0, &[]);
+    assert_eq!((st, recs.len()), (0, 1), "{}", a.summary);
+    let opa = &recs[0];
+    assert_eq!(opa.len(), 80);
+    assert_eq!(&opa[..4], &[0x80, 0x80, 0xa2, 0x04]);
+    // The OPA form adds DG/DT records.
+    let w = u32::from_be_bytes(opa[4..8].try_into().unwrap());
+    assert_eq!(w, ((0x0100_0000 | 0xca) << 5) | 18);
+    assert_eq!(&opa[64..68], &[0xff, 0, 0, 1]);
+
+    let (st, _, _) = ask_ib(METHOD_SET, ATTR_CLASS_PORT_INFO, 0, &[0; 72]);
+    assert_eq!(st, MAD_STATUS_UNSUPPORTED_METHOD);
+    let (st, _, _) = ask(METHOD_GET_TABLE, ATTR_CLASS_PORT_INFO, 0, &[]);
+    assert_eq!(st, MAD_STATUS_UNSUPPORTED_METHOD);
+    // It needs no look at the fabric.
+    assert!(!needs_fabric(&request(
+        METHOD_GET,
+        ATTR_CLASS_PORT_INFO,
+        0,
+        0,
+        &[]
+    )));
+    assert!(needs_fabric(&request(
+        METHOD_GET,
+        ATTR_NODE_RECORD,
+        0,
+        0,
+        &[]
+    )));
+}
