@@ -5,14 +5,22 @@
 # module's code on the stack fails (arm, disarm, resync), and the kernel log
 # of a step is checked and its failure's site read (log_check).
 
-# module_text MOD: "START END" of MOD's code: its first function, and two
-# pages past its last (module text is page-aligned, with a guard page after).
+# module_text MOD: sets text to "START END" of MOD's code: its first
+# function, and two pages past its last (module text is page-aligned, with a
+# guard page after). /proc/kallsyms lists every symbol of the kernel, and
+# takes seconds to read under TCG: it is read once for each place MOD's
+# .text is loaded at (a module loaded again after its unload most often lands
+# where it was, and then has the same text there).
+text= text_of=
 module_text() {
-	local first last
-	first=$(awk -v m="[$1]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms | sort | head -n 1)
-	last=$(awk -v m="[$1]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms | sort | tail -n 1)
-	[ -n "$first" ] || fail "no functions of $1 in /proc/kallsyms"
-	echo "0x$first 0x$(printf '%x' $((0x${last%???} + 2)))000"
+	local at syms
+	at=$(cat "/sys/module/$1/sections/.text") || fail "no .text section of $1 in /sys/module"
+	[ "$text_of" = "$1 $at" ] && return
+	syms=$(awk -v m="[$1]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms | sort)
+	[ -n "$syms" ] || fail "no functions of $1 in /proc/kallsyms"
+	set -- "$1" "$(echo "$syms" | sed -n 1p)" "$(echo "$syms" | sed -n '$p')"
+	text="0x$2 0x$(printf '%x' $((0x${3%???} + 2)))000"
+	text_of="$1 $at"
 }
 
 # The fault counter: failslab's `count` is never reset, and counts only
@@ -124,22 +132,22 @@ check_resync() {
 
 # setup_failslab MOD: failslab and fail_page_alloc aimed at MOD's text.
 setup_failslab() {
-	local d range
-	range=$(module_text "$1")
+	local d
+	module_text "$1"
 	for d in $F $P; do
 		echo N >$d/ignore-gfp-wait
 		echo 32 >$d/stacktrace-depth
 		echo 0 >$d/space
 		echo 2 >$d/verbose
 		echo 0 >$d/task-filter
-		set -- $range
+		set -- $text
 		echo "$1" >$d/require-start
 		echo "$2" >$d/require-end
 	done
 	# Pages of any order, highmem ones too (the slabs' own pages among them).
 	echo N >$P/ignore-gfp-highmem
 	echo 0 >$P/min-order
-	echo "$range: $drv's text, the failslab and fail_page_alloc filter"
+	echo "$text: $drv's text, the failslab and fail_page_alloc filter"
 }
 
 # The kernel log since the last call, without the injected failures' own

@@ -45,10 +45,16 @@
 # each operation did are printed per driver, with the number of failures
 # injected.
 #
+# The C opa_vnic, the reference, is searched at sampled Ns: apply and mac
+# every 24th allocation, vesw every one and the others every 4th (its
+# failures that matter are the sites it shares with opa_vnic_rs: the MAD
+# answers, the netdev's creation and the MAC table); opa_vnic_rs at every N
+# that search() names, and both at every rate.
+#
 # opa.faults_quick=1 on the kernel command line (OPA_FLAVOR=debug make check
-# sets it: under KASAN a step takes about 10 s, not 3) keeps opa_vnic_rs
-# only, searches apply and mac every 24th allocation, vesw every one and the
-# others every 4th, and runs the 100% rate and the pages.
+# sets it: under KASAN a step takes three times as long) keeps opa_vnic_rs
+# only, searched at the reference's sampled Ns, and runs the 100% rate and
+# the pages.
 . /opa/guest-lib.sh
 . /opa/faults-lib.sh
 
@@ -76,11 +82,14 @@ D=/sys/kernel/debug/opasim
 quiet_netns h1 h2
 
 # netns_pair A B: the netdev A in h1 as 192.168.77.1/24, B in h2 as
-# 192.168.77.2/24, both up (faults off); netns_back A B: back to the first
-# namespace, where converged() looks for them.
+# 192.168.77.2/24, both up, with their carriers (faults off: a ping sent
+# at once took a second longer than one sent once both had it); netns_back
+# A B: back to the first namespace, where converged() looks for them.
 netns_pair() {
 	into_netns "$1" h1 192.168.77.1 && into_netns "$2" h2 192.168.77.2 ||
 		fail "$drv $op #$n: cannot set the netdevs up in h1 and h2 with faults off"
+	carrier "$1" h1 && carrier "$2" h2 ||
+		fail "$drv $op #$n: no carrier in h1 and h2 with faults off"
 }
 
 netns_back() {
@@ -88,10 +97,11 @@ netns_back() {
 		fail "$drv $op #$n: cannot move the netdevs back"
 }
 
-# carrier DEV: DEV (in the first namespace) has its carrier within 10 s.
+# carrier DEV [NS]: DEV (in NS, or the first namespace) has its carrier
+# within 10 s.
 carrier() {
 	local i=0
-	until ip -o link show "$1" | grep -q LOWER_UP; do
+	until ip ${2:+-n "$2"} -o link show "$1" | grep LOWER_UP >/dev/null; do
 		[ $i -lt 50 ] || return 1
 		sleep 0.2
 		i=$((i + 1))
@@ -334,8 +344,9 @@ slab_kb() {
 }
 
 run_with() {
-	local slab0 slab1
+	local slab0 slab1 t0
 	drv=$1
+	t0=$(awk '{ print int($1) }' /proc/uptime)
 	: >"/tmp/$drv.steps"
 	steps=0
 	total=0
@@ -350,7 +361,7 @@ run_with() {
 	must rmmod "$drv"
 	log_check
 	slab0=$(slab_kb)
-	if [ $quick = 1 ]; then
+	if [ $quick = 1 ] || [ "$drv" = opa_vnic ]; then
 		search apply 1 24 24
 		search iplink 1 4 4
 		search mac 1 24 24
@@ -389,6 +400,7 @@ run_with() {
 	grep -v -e 'none failed' -e '^rate ' "/tmp/$drv.steps" | sed 's/^\([a-z]*\) #[0-9]*: /\1 /; s/: .*//' | sort | uniq -c
 	echo "== $drv: $total allocation failures injected in all"
 	echo "== $drv: unreclaimable slab $slab0 kB before its first load, $slab1 kB after its last unload"
+	echo "== $drv: $(($(awk '{ print int($1) }' /proc/uptime) - t0)) s in all"
 	# A leak of a netdev per failed creation or per step would be megabytes
 	# (20 kB and more each); a few hundred kB are what the kernel's caches
 	# keep. Under KASAN the quarantine holds freed objects by the megabyte:
