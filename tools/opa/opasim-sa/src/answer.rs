@@ -106,7 +106,7 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
             ));
         }
     };
-    let (method, tid, attr) = (req.hdr.method, req.hdr.tid, req.hdr.attr_id);
+    let (method, attr) = (req.hdr.method, req.hdr.attr_id);
     if method & 0x80 != 0 {
         return None;
     }
@@ -130,13 +130,10 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
         METHOD_GET_TABLE => METHOD_GET_TABLE_RESP,
         _ => {
             let s = format!("{name} {attr:#06x} method {method:#04x}: unsupported method");
-            return Some(reply(
+            return Some(refusal(
+                &req,
                 METHOD_GET_RESP,
                 MAD_STATUS_UNSUPPORTED_METHOD,
-                tid,
-                attr,
-                &req.sa,
-                &[],
                 s,
             ));
         }
@@ -150,27 +147,16 @@ pub fn answer_from(mad: &[u8], who: &Requester, view: &FabricView) -> Option<Ans
         ATTR_PATH_RECORD | ATTR_MCMEMBER_RECORD => {
             // sa_PathRecord(), sa_McMemberRecord(): only at IB's base and class versions.
             let s = format!("{name} {mname}: not at OPA's class version");
-            return Some(reply(
-                resp_method,
-                sa::MAD_STATUS_BAD_CLASS,
-                tid,
-                attr,
-                &req.sa,
-                &[],
-                s,
-            ));
+            return Some(refusal(&req, resp_method, sa::MAD_STATUS_BAD_CLASS, s));
         }
         ATTR_NODE_RECORD => node_records(&req, view),
         ATTR_PORTINFO_RECORD => port_info_records(&req, view),
         _ => {
             let s = format!("{name} {attr:#06x} {mname}: unsupported attribute");
-            return Some(reply(
+            return Some(refusal(
+                &req,
                 resp_method,
                 MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB,
-                tid,
-                attr,
-                &req.sa,
-                &[],
                 s,
             ));
         }
@@ -186,7 +172,7 @@ fn records_reply(req: &SaMad<'_>, name: &str, mname: &str, found: Found) -> Answ
         Ok(r) => r,
         Err(status) => {
             let s = format!("{name} {mname}: status {status:#06x}");
-            return reply(METHOD_GET_RESP, status, tid, attr, &req.sa, &[], s);
+            return refusal(req, METHOD_GET_RESP, status, s);
         }
     };
     let stride = usize::from(attr_offset(size)) * 8;
@@ -238,18 +224,18 @@ fn records_reply(req: &SaMad<'_>, name: &str, mname: &str, found: Found) -> Answ
 /// answer at the same versions; anything else is refused as an unsupported method or
 /// attribute.
 fn answer_ib(req: &SaMad<'_>, view: &FabricView) -> Option<Answer> {
-    let (method, tid, attr) = (req.hdr.method, req.hdr.tid, req.hdr.attr_id);
+    let (method, attr) = (req.hdr.method, req.hdr.attr_id);
     if method & 0x80 != 0 || req.sa.sm_key != 0 {
         return None;
+    }
+    if attr == ATTR_CLASS_PORT_INFO {
+        return Some(classport::class_port_info(req, true));
     }
     let mname = match method {
         METHOD_GET => "Get",
         METHOD_SET => "Set",
         _ => "GetTable",
     };
-    if attr == ATTR_CLASS_PORT_INFO {
-        return Some(classport::class_port_info(req, true));
-    }
     let a = match (method, attr) {
         (METHOD_GET | METHOD_GET_TABLE, ATTR_PATH_RECORD) => {
             records_reply(req, "PathRecord", mname, path::path_records(req, view))
@@ -270,7 +256,7 @@ fn answer_ib(req: &SaMad<'_>, view: &FabricView) -> Option<Answer> {
                 MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB
             };
             let s = format!("attribute {attr:#06x} method {method:#04x} at IB's versions");
-            reply(METHOD_GET_RESP, status, tid, attr, &req.sa, &[], s)
+            refusal(req, METHOD_GET_RESP, status, s)
         }
     };
     Some(ib_versions(a))
@@ -285,6 +271,13 @@ fn ib_versions(mut a: Answer) -> Answer {
         *v = sa::IB_SA_CLASS_VERSION;
     }
     a
+}
+
+/// The answer to `req` by `method` with `status` and no data: a refusal, or a query that
+/// found no record to give.
+fn refusal(req: &SaMad<'_>, method: u8, status: u16, summary: String) -> Answer {
+    let (tid, attr) = (req.hdr.tid, req.hdr.attr_id);
+    reply(method, status, tid, attr, &req.sa, &[], summary)
 }
 
 /// A response MAD with `data` after the headers.

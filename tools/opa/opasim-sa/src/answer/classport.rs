@@ -11,7 +11,7 @@
 //! three times, a second apart, until it has a valid one. An SA that refuses it makes every
 //! port ask four times per event, which buries the requests that follow.
 
-use super::{ib_versions, reply, Answer};
+use super::{ib_versions, refusal, reply, Answer};
 use opa_wire::sa::{
     attr_offset, SaHdr, SaMad, METHOD_GET, METHOD_GET_RESP, SA_BASE_VERSION, SA_CLASS_VERSION,
 };
@@ -51,15 +51,7 @@ pub(super) fn class_port_info(req: &SaMad<'_>, ib: bool) -> Answer {
         reply(METHOD_GET_RESP, 0, tid, attr, &sa, &data, s)
     } else {
         let s = format!("ClassPortInfo method {method:#04x} ({form} versions): unsupported method");
-        reply(
-            METHOD_GET_RESP,
-            MAD_STATUS_UNSUPPORTED_METHOD,
-            tid,
-            attr,
-            &req.sa,
-            &[],
-            s,
-        )
+        refusal(req, METHOD_GET_RESP, MAD_STATUS_UNSUPPORTED_METHOD, s)
     };
     if ib {
         ib_versions(a)
