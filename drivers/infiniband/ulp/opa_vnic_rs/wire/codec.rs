@@ -75,6 +75,24 @@ impl<'a> Writer<'a> {
     }
 }
 
+/// The `N` bytes at `AT` of a structure of `S` bytes kept in its wire form (constants: the
+/// compiler drops the bounds check; zeros past the end, which no caller reaches).
+#[inline(always)]
+pub(crate) fn get_at<const AT: usize, const N: usize, const S: usize>(b: &[u8; S]) -> [u8; N] {
+    match b.get(AT..).and_then(|s| s.first_chunk::<N>()) {
+        Some(a) => *a,
+        None => [0; N],
+    }
+}
+
+/// Writes `v` at `AT` of a structure of `S` bytes kept in its wire form.
+#[inline(always)]
+pub(crate) fn put_at<const AT: usize, const N: usize, const S: usize>(b: &mut [u8; S], v: [u8; N]) {
+    if let Some(d) = b.get_mut(AT..).and_then(|s| s.first_chunk_mut::<N>()) {
+        *d = v;
+    }
+}
+
 /// A value with a fixed-size big-endian wire form.
 pub(crate) trait Field: Sized {
     /// Bytes on the wire.

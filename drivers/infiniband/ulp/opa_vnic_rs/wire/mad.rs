@@ -4,7 +4,7 @@
 //! codes (and the one each [`WireError`] answers), attribute ids and the
 //! classification of a received VEMA request.
 
-use super::codec::{Field, Reader, Writer};
+use super::codec::{get_at, put_at, Field, Reader, Writer};
 use super::error::WireError;
 
 /// Base version of OPA MADs (`OPA_MGMT_BASE_VERSION`).
@@ -172,6 +172,13 @@ const _: () = assert!(RmppHdr::SIZE == 12);
 const _: () = assert!(VemaMadHdr::SIZE == IB_MGMT_VENDOR_HDR);
 const _: () = assert!(OPA_VNIC_EMA_DATA == 2008);
 
+// Where `MadHdr` and `RmppHdr` keep the fields the agent reads and writes in place.
+const HDR_METHOD: usize = 3;
+const HDR_STATUS: usize = 4;
+const HDR_ATTR_ID: usize = 16;
+const HDR_ATTR_MOD: usize = 20;
+const HDR_RMPP_FLAGS: usize = IB_MGMT_MAD_HDR + 2;
+
 /// The Active flag of an RMPP header's flags (`IB_MGMT_RMPP_FLAG_ACTIVE`):
 /// the MAD is a segment of an RMPP transfer.
 pub const RMPP_FLAG_ACTIVE: u8 = 0x01;
@@ -200,6 +207,38 @@ impl VemaMadHdr {
             rsp.rmpp_hdr = RmppHdr::ZERO;
         }
         rsp
+    }
+
+    /// [`VemaMadHdr::response`] with `status`, made from the request's header where it is:
+    /// its bytes, with the response's method and status, and no RMPP header if the request's
+    /// was active. What the agent answers with, without decoding the header's 14 fields and
+    /// encoding them again.
+    #[inline]
+    pub fn write_response(
+        req: &[u8; IB_MGMT_VENDOR_HDR],
+        status: u16,
+        rsp: &mut [u8; IB_MGMT_VENDOR_HDR],
+    ) {
+        *rsp = *req;
+        put_at::<HDR_METHOD, 1, IB_MGMT_VENDOR_HDR>(rsp, [METHOD_GET_RESP]);
+        put_at::<HDR_STATUS, 2, IB_MGMT_VENDOR_HDR>(rsp, status.to_be_bytes());
+        let [flags] = get_at::<HDR_RMPP_FLAGS, 1, IB_MGMT_VENDOR_HDR>(req);
+        if flags & RMPP_FLAG_ACTIVE != 0 {
+            put_at::<IB_MGMT_MAD_HDR, { RmppHdr::SIZE }, IB_MGMT_VENDOR_HDR>(
+                rsp,
+                [0; RmppHdr::SIZE],
+            );
+        }
+    }
+
+    /// What the agent reads of a request's header, read where it is: method, attribute id and
+    /// attribute modifier (as [`MadHdr`] decodes them).
+    #[inline]
+    pub fn read_op(req: &[u8; IB_MGMT_VENDOR_HDR]) -> (u8, u16, u32) {
+        let [method] = get_at::<HDR_METHOD, 1, IB_MGMT_VENDOR_HDR>(req);
+        let attr_id = u16::from_be_bytes(get_at::<HDR_ATTR_ID, 2, IB_MGMT_VENDOR_HDR>(req));
+        let attr_mod = u32::from_be_bytes(get_at::<HDR_ATTR_MOD, 4, IB_MGMT_VENDOR_HDR>(req));
+        (method, attr_id, attr_mod)
     }
 
     /// The virtual port number the attribute modifier names (bits 0-7).

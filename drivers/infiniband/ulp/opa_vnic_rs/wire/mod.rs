@@ -15,8 +15,10 @@
 //!   codes (and the status each error maps to), attribute ids and request
 //!   classification;
 //! - [`vema_info`], [`vema_mac`], [`vema_counters`]: every VEMA attribute;
+//! - [`vema_info_bytes`]: the VESW port info in its wire form, as the agent keeps it;
 //! - [`trap`]: the VNIC trap and its Notice;
-//! - [`tx_plan`]: the transmit decisions of a vport, as tables made when it changes;
+//! - [`tx_plan`]: the transmit decisions of a vport, as tables made when it changes, and
+//!   [`vl_table`]: the VLs of those, as queue selection reads them;
 //! - [`error`]: the typed errors.
 //!
 //! Multi-byte MAD fields are big-endian; the 16B header is made of
@@ -33,6 +35,8 @@ pub mod trap;
 pub mod tx_plan;
 pub mod vema_counters;
 pub mod vema_info;
+pub mod vema_info_bytes;
 pub mod vema_mac;
+pub mod vl_table;
 
 pub use error::WireError;

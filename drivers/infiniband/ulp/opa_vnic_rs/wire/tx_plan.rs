@@ -209,19 +209,25 @@ impl TxPlan {
         ]
     }
 
+    /// Where a frame to `dmac` with the VLAN tag `tci` finds its SC and VL: multicast or not
+    /// (0 or 1), then its PCP, or `None` untagged. The one rule that [`TxPlan::encap`],
+    /// [`TxPlan::vl`] and [`VlTable`](super::vl_table::VlTable) all read by.
+    #[inline]
+    pub fn entry_index(dmac: &[u8; ETH_ALEN], tci: Option<u16>) -> (usize, Option<usize>) {
+        (usize::from(dmac[0] & 1), tci.map(vlan_pcp))
+    }
+
     /// The entry of a frame to `dmac` with the VLAN tag `tci` in a table by multicast or
-    /// not, then by PCP or untagged: the one rule of where a frame's SC and VL are, which
-    /// [`TxPlan::encap`], [`TxPlan::vl`] and a copy of [`TxPlan::vl_table`] all read by.
-    /// `None` never happens (a PCP has 3 bits).
+    /// not, then by PCP or untagged ([`TxPlan::entry_index`]). `None` never happens (a PCP
+    /// has 3 bits).
     #[inline]
     pub fn entry<'a, T>(
         table: &'a [[T; MAX_NUM_PCP + 1]; 2],
         dmac: &[u8; ETH_ALEN],
         tci: Option<u16>,
     ) -> Option<&'a T> {
-        let mc = usize::from(dmac[0] & 1);
-        let tag = tci.map_or(UNTAGGED, vlan_pcp);
-        table.get(mc)?.get(tag)
+        let (mc, pcp) = Self::entry_index(dmac, tci);
+        table.get(mc)?.get(pcp.unwrap_or(UNTAGGED))
     }
 
     /// The VL of a frame to `dmac` with the VLAN tag `tci` (`opa_vnic_get_vl()`), as
