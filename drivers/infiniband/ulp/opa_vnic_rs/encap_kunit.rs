@@ -6,6 +6,7 @@ use crate::encap::encap_skb;
 use crate::wire::{
     tx_plan::{TxPlan, MDATA_ENCAP_ERR},
     vema_info::VeswPortInfo,
+    vema_info_bytes::VeswPortInfoBytes,
 };
 use kernel::{
     kunit_expect, kunit_expect_eq,
@@ -28,7 +29,7 @@ fn tx_info() -> TxPlan {
     info.vport.non_vlan_vl_uc = 2;
     info.vport.non_vlan_sc_mc = 6;
     info.vport.non_vlan_vl_mc = 3;
-    TxPlan::new(&info)
+    TxPlan::new(&VeswPortInfoBytes::from_info(&info))
 }
 
 /// A 60-byte IPv4 frame to `dmac` in an skb with room for the encapsulation.

@@ -21,9 +21,10 @@
 //! buffers are for the C agent.
 
 use crate::wire::{
-    mad::{VemaMadHdr, VemaOp, IB_MGMT_VENDOR_HDR, OPA_MGMT_MAD_SIZE},
+    mad::{vport_num, VemaMadHdr, VemaOp, IB_MGMT_VENDOR_HDR, OPA_MGMT_MAD_SIZE},
     vema_counters::{ErrorCounters, SummaryCounters},
     vema_info::{ClassPortInfo, VeswPortInfo},
+    vema_info_bytes::{VeswPortInfoBytes, VeswPortInfoRef},
     vema_mac::{IfaceMacsHdr, MacTable, MacTableEntry, MacTableHdr},
     WireError,
 };
@@ -61,10 +62,18 @@ pub trait VportBackend {
     }
 
     /// Applies a Set of the info of an existing virtual port and acts on it (opens or closes
-    /// the port, changes its MAC or MTU): the writable fields of `info`. An error (answered
-    /// with its MAD status, [`WireError::Busy`] when what the change needs cannot be
-    /// allocated) leaves the port as it was.
-    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) -> Result<(), WireError>;
+    /// the port, changes its MAC or MTU): the writable fields of `info`
+    /// ([`VeswPortInfoBytes::apply_set`]), as the request carries them; then writes the info
+    /// as the Set leaves it into `out`, as [`VportBackend::encode_vport_info`] would (the
+    /// answer, made while the backend still holds what it read the info under). An error
+    /// (answered with its MAD status, [`WireError::Busy`] when what the change needs cannot
+    /// be allocated) leaves the port as it was.
+    fn set_vport_info(
+        &mut self,
+        vport: u8,
+        info: &VeswPortInfoRef<'_>,
+        out: &mut [u8],
+    ) -> Result<(), WireError>;
 
     /// Calls `f` with the index and the value of every MAC table entry of an existing virtual
     /// port.
@@ -120,18 +129,22 @@ pub fn process_zeroed<B: VportBackend + ?Sized>(
     req: &[u8],
     rsp: &mut [u8],
 ) -> Result<usize, WireError> {
-    let hdr = VemaMadHdr::decode(req)?;
-    let rsp = rsp.get_mut(..RESPONSE_LEN).ok_or(WireError::NoSpace)?;
+    // The header is read and answered where it is: three fields read, its bytes copied.
+    let req_hdr = req
+        .first_chunk::<IB_MGMT_VENDOR_HDR>()
+        .ok_or(WireError::Truncated)?;
+    let (rsp_hdr, rsp_data) = rsp
+        .get_mut(..RESPONSE_LEN)
+        .and_then(|r| r.split_first_chunk_mut::<IB_MGMT_VENDOR_HDR>())
+        .ok_or(WireError::NoSpace)?;
     let req_data = req.get(IB_MGMT_VENDOR_HDR..).unwrap_or(&[]);
-    let (rsp_hdr, rsp_data) = rsp.split_at_mut(IB_MGMT_VENDOR_HDR);
 
-    let mut out = hdr.response();
-    let status = match VemaOp::classify(hdr.mad_hdr.method, hdr.mad_hdr.attr_id) {
-        Ok(op) => answer(backend, op, hdr.vport_num(), req_data, rsp_data),
+    let (method, attr_id, attr_mod) = VemaMadHdr::read_op(req_hdr);
+    let status = match VemaOp::classify(method, attr_id) {
+        Ok(op) => answer(backend, op, vport_num(attr_mod), req_data, rsp_data),
         Err(e) => Status::Error(e),
     };
-    out.mad_hdr.status = status.mad_status();
-    out.encode(rsp_hdr)?;
+    VemaMadHdr::write_response(req_hdr, status.mad_status(), rsp_hdr);
     Ok(RESPONSE_LEN)
 }
 
@@ -189,8 +202,12 @@ fn answer<B: VportBackend + ?Sized>(
             // Back to the power-on values, and no MAC table; the port itself stays. Each
             // half is whole or not made, and a failed one is answered with its status (the
             // EM deletes again), never success.
+            // The info the reset leaves is answered after the MAC table's release, which
+            // changes its digest.
+            let pod = VeswPortInfoBytes::from_info(&VeswPortInfo::vema_pod());
+            let mut scratch = [0u8; VeswPortInfo::SIZE];
             let reset = backend
-                .set_vport_info(vport, &VeswPortInfo::vema_pod())
+                .set_vport_info(vport, &pod.borrowed(), &mut scratch)
                 .and_then(|()| backend.release_mac_table(vport));
             match reset {
                 Ok(()) => get_vport_info(backend, vport, rsp).into(),
@@ -225,12 +242,12 @@ fn set_vport_info<B: VportBackend + ?Sized>(
     req: &[u8],
     rsp: &mut [u8],
 ) -> Result<(), WireError> {
-    let info = VeswPortInfo::decode(req)?;
+    // Read where it arrived: the backend copies what it keeps.
+    let info = VeswPortInfoRef::read(req)?;
     if !backend.has_vport(vport) {
         backend.add_vport(vport)?;
     }
-    backend.set_vport_info(vport, &info)?;
-    get_vport_info(backend, vport, rsp)
+    backend.set_vport_info(vport, &info, rsp)
 }
 
 fn get_mac_entries<B: VportBackend + ?Sized>(

@@ -11,6 +11,7 @@ use crate::vport_stats::{self, VportId};
 use crate::wire::{
     vema_counters::{ErrorCounters, SummaryCounters},
     vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX, STATE_FORWARDING},
+    vema_info_bytes::{VeswPortInfoRef, SIZE as INFO_SIZE},
     vema_mac::{MacTable, MacTableEntry},
     WireError,
 };
@@ -70,7 +71,7 @@ impl Backend<'_> {
     fn vport_id(&self, v: &Vport) -> VportId {
         VportId {
             num: v.num,
-            vesw_id: v.shared.state.lock().info.vesw.vesw_id,
+            vesw_id: v.shared.state.lock().info.vesw_id(),
             port: self.state.port,
         }
     }
@@ -147,11 +148,11 @@ impl VportBackend for Backend<'_> {
     fn vport_info(&self, vport: u8) -> VeswPortInfo {
         self.state
             .vport(vport)
-            .map(|v| v.shared.state.lock().info)
+            .map(|v| v.shared.state.lock().info.info())
             .unwrap_or_else(VeswPortInfo::vema_pod)
     }
 
-    /// Encoded where it is, under the vport's lock: no copy of the info.
+    /// Copied out of the vport, under its lock: the info is kept in its wire form.
     fn encode_vport_info(&self, vport: u8, out: &mut [u8]) -> Result<(), WireError> {
         match self.state.vport(vport) {
             Some(v) => v.shared.state.lock().info.encode(out),
@@ -166,35 +167,43 @@ impl VportBackend for Backend<'_> {
     /// What transmit reads is replaced first, since that is what can fail (its allocation):
     /// a Set it fails is answered busy and changes nothing, rather than answered success
     /// with transmit still on the old values.
-    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) -> Result<(), WireError> {
+    fn set_vport_info(
+        &mut self,
+        vport: u8,
+        info: &VeswPortInfoRef<'_>,
+        out: &mut [u8],
+    ) -> Result<(), WireError> {
         let Some(v) = self.state.vport_mut(vport) else {
-            return Ok(());
+            return VeswPortInfo::vema_pod().encode(out);
         };
+        // The answer's room, found before anything changes: the Set cannot fail after it.
+        let out = out
+            .first_chunk_mut::<INFO_SIZE>()
+            .ok_or(WireError::NoSpace)?;
         // The plan of the request: it reads only what `apply_set` copies from it, so it is
         // the plan of the info about to be set (the host tests check that for any info and
         // Set). Transmit may use it a moment before the info reads so, as C's transmit reads
         // each field as its Set writes it.
-        v.shared
-            .publish(info, v.macs.clone())
-            .map_err(|_| WireError::Busy)?;
+        v.shared.publish(info).map_err(|_| WireError::Busy)?;
         let netdev = v.netdev.netdev();
         // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
         // serialises only the MAC, with its adapter lock); the state follows `IFF_UP` as it
         // is under RTNL, which open and stop change and report under RTNL too.
         let rtnl = Rtnl::lock();
         // The new values and the state they give (`opa_vnic_update_state()`, which C calls
-        // last: with RTNL and the port's lock held, nothing reads the state in between), in
-        // one hold of the lock; what the rest needs of the new info, not the info (280 bytes)
-        // itself.
+        // last: with RTNL and the port's lock held, nothing reads the state in between), and
+        // the answer, in one hold of the lock; what the rest needs of the new info, not the
+        // info (280 bytes) itself.
         let (mac, eth_mtu, vesw_id, forwarding) = {
             let mut st = v.shared.state.lock();
             st.info.apply_set(info);
-            st.info.vport.update_state(netdev.is_up(&rtnl));
+            st.info.update_state(netdev.is_up(&rtnl));
+            *out = *st.info.bytes();
             (
-                st.info.vport.base_mac_addr,
-                st.info.vesw.eth_mtu,
-                st.info.vesw.vesw_id,
-                st.info.vport.config_state == STATE_FORWARDING,
+                st.info.base_mac_addr(),
+                st.info.eth_mtu(),
+                st.info.vesw_id(),
+                st.info.config_state() == STATE_FORWARDING,
             )
         };
         if mac != v.vema_mac {
@@ -242,7 +251,11 @@ impl VportBackend for Backend<'_> {
         v.shared
             .publish_macs(new.clone())
             .map_err(|_| WireError::NoSpace)?;
-        v.shared.state.lock().info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
+        v.shared
+            .state
+            .lock()
+            .info
+            .set_mac_tbl_digest(table.hdr.mac_tbl_digest);
         v.macs = new;
         Ok(())
     }
@@ -252,7 +265,7 @@ impl VportBackend for Backend<'_> {
     fn release_mac_table(&mut self, vport: u8) -> Result<(), WireError> {
         if let Some(v) = self.state.vport_mut(vport) {
             v.shared.publish_macs(None).map_err(|_| WireError::Busy)?;
-            v.shared.state.lock().info.vport.mac_tbl_digest = 0;
+            v.shared.state.lock().info.set_mac_tbl_digest(0);
             v.macs = None;
         }
         Ok(())
@@ -264,7 +277,14 @@ impl VportBackend for Backend<'_> {
         let Some(v) = self.state.vport(vport) else {
             return 0;
         };
-        let info = v.shared.state.lock().info;
+        let (base_mac, uc_gen, mc_gen) = {
+            let st = v.shared.state.lock();
+            (
+                st.info.base_mac_addr(),
+                st.info.uc_macs_gen_count(),
+                st.info.mc_macs_gen_count(),
+            )
+        };
         let netdev = v.netdev.netdev();
         // A list that cannot be copied (no atomic memory) is reported empty.
         let each = |which, f: &mut dyn FnMut([u8; 6])| {
@@ -279,16 +299,16 @@ impl VportBackend for Backend<'_> {
             // under the address lock, and RTNL keeps `ip link` from changing either meanwhile.
             let rtnl = Rtnl::lock();
             netdev.for_each_dev_addr(&rtnl, &mut |mac| {
-                if mac != info.vport.base_mac_addr {
+                if mac != base_mac {
                     f(mac);
                 }
             });
             each(AddrList::Unicast, f);
         }
         if mcast {
-            info.vport.mc_macs_gen_count
+            mc_gen
         } else {
-            info.vport.uc_macs_gen_count
+            uc_gen
         }
     }
 

@@ -11,6 +11,7 @@ use crate::wire::{
     mad::*,
     vema_counters::{ErrorCounters, SummaryCounters},
     vema_info::{ClassPortInfo, VeswPortInfo},
+    vema_info_bytes::VeswPortInfoRef,
     vema_mac::{MacTable, MacTableEntry},
     WireError,
 };
@@ -66,11 +67,16 @@ impl VportBackend for TestPort {
         self.vport(vport)
             .map_or_else(VeswPortInfo::vema_pod, |v| v.info)
     }
-    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) -> Result<(), WireError> {
+    fn set_vport_info(
+        &mut self,
+        vport: u8,
+        info: &VeswPortInfoRef<'_>,
+        out: &mut [u8],
+    ) -> Result<(), WireError> {
         if let Some(v) = self.vport_mut(vport) {
-            v.info.apply_set(info);
+            v.info.apply_set(&info.info());
         }
-        Ok(())
+        self.vport_info(vport).encode(out)
     }
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {
         for s in self.vport(vport).map_or(&[][..], |v| v.macs.slots()) {

@@ -5,9 +5,9 @@
 //! with its VNIC netdev.
 //!
 //! Locking: the port's [`Mutex`] serialises the agent (and so every change of configuration).
-//! What transmit reads per packet (configuration, flow table, MAC table) is one immutable
-//! snapshot per vport behind an RCU pointer: the agent builds a new one off any lock and
-//! publishes it whole, and transmit takes no lock. The rest of a vport's state (the info the
+//! What transmit reads per packet (the plan made of the configuration, the MAC table) are
+//! immutable objects per vport behind RCU pointers: the agent builds a new one off any lock
+//! and publishes it whole, and transmit takes no lock. The rest of a vport's state (the info the
 //! EM reads, trap rate limiting) sits in the vport's [`IrqSpinLock`], which the netdev
 //! callbacks take too. The netdev callbacks never take the port's mutex (the agent holds it
 //! while it takes RTNL to change the MAC and the MTU).

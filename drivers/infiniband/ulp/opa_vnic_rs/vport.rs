@@ -14,13 +14,12 @@ use crate::wire::{
         TRAP_IFACE_UCAST_MAC_CHANGE, TRAP_MAD_LEN,
     },
     tx_plan::TxPlan,
-    vema_info::{VeswPortInfo, MAX_NUM_PCP, STATE_FORWARDING},
+    vema_info::{VeswPortInfo, STATE_FORWARDING},
+    vema_info_bytes::{VeswPortInfoBytes, VeswPortInfoRef},
     vema_mac::ETH_ALEN,
+    vl_table::VlTable,
 };
-use core::{
-    mem::MaybeUninit,
-    sync::atomic::{AtomicU8, Ordering},
-};
+use core::mem::MaybeUninit;
 use kernel::{
     c_str,
     net::{
@@ -50,32 +49,15 @@ pub(crate) const TRAP_WINDOW_MS: i64 = 1073;
 /// the tag protocol and the TCI).
 const MAC_TAG_LEN: usize = 16;
 
-/// What transmit reads per packet, as one immutable snapshot: the configuration the
-/// encapsulation uses, the flow table and the MAC table. The agent publishes a new one whole
-/// whenever one of them changes ([`VportShared::publish`]); transmit reads it under RCU, with
-/// no lock.
-pub(crate) struct TxSnapshot {
-    /// The transmit decisions of the vport's info.
-    pub(crate) plan: TxPlan,
-    /// The MAC table (`None`: empty), shared with the agent's [`Vport::macs`].
-    pub(crate) macs: Option<Arc<VportMacs>>,
-}
-
-impl TxSnapshot {
-    /// The DLID of the MAC table entry for `dmac` (0 if none), as `opa_vnic_chk_mac_tbl()`.
-    fn lookup(&self, dmac: &[u8; 6]) -> u32 {
-        self.macs.as_ref().map_or(0, |m| m.lookup(dmac))
-    }
-}
-
 /// A vport's MAC table.
 pub(crate) type VportMacs = MacIndex<KVec<MacSlot>>;
 
 /// What the agent and the netdev callbacks change of a vport, under its lock (never on the
 /// transmit path).
 pub(crate) struct VportState {
-    /// The vport's info as the EM reads it: configuration, state, generation counts, digest.
-    pub(crate) info: VeswPortInfo,
+    /// The vport's info as the EM reads it: configuration, state, generation counts, digest;
+    /// in its wire form, which a Get copies out and a Set copies into.
+    pub(crate) info: VeswPortInfoBytes,
     /// Trap rate limiting: when the window opened, and the traps sent in it since.
     pub(crate) trap_window: Option<Ktime>,
     pub(crate) trap_count: u32,
@@ -84,39 +66,22 @@ pub(crate) struct VportState {
     pub(crate) mmac_hash: u32,
 }
 
-/// The VL of a frame by multicast or not, then by PCP or untagged ([`TxPlan::vl_table`]): a
-/// copy of the plan's that queue selection reads with no RCU read-side section (the stack
-/// calls it outside one for a packet socket that bypasses the qdisc). An entry read while
-/// the EM changes the table is the old or the new one; either only chooses a queue, and
-/// transmit takes the VL it sends with from the snapshot.
-pub(crate) struct VlTable([[AtomicU8; MAX_NUM_PCP + 1]; 2]);
-
-impl VlTable {
-    fn new(table: [[u8; MAX_NUM_PCP + 1]; 2]) -> Self {
-        Self(table.map(|t| t.map(AtomicU8::new)))
-    }
-
-    fn set(&self, table: [[u8; MAX_NUM_PCP + 1]; 2]) {
-        for (row, new) in self.0.iter().zip(table) {
-            for (vl, new) in row.iter().zip(new) {
-                vl.store(new, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// The VL of a frame to `dmac` with the VLAN tag `tci`, read as [`TxPlan::vl`] reads it.
-    #[inline]
-    fn get(&self, dmac: &[u8; ETH_ALEN], tci: Option<u16>) -> u8 {
-        TxPlan::entry(&self.0, dmac, tci).map_or(0, |vl| vl.load(Ordering::Relaxed))
-    }
-}
-
 /// What a vport's netdev callbacks share with the agent.
+///
+/// What transmit reads per packet is two immutable objects behind RCU pointers, each replaced
+/// whole by the agent when it changes and read under RCU with no lock: the transmit plan of
+/// the vport's info (a VESW port info Set replaces it) and the MAC table (a MAC table Set
+/// replaces it). A frame takes each as it was before or after a Set, never a mix within one.
 #[pin_data]
 pub(crate) struct VportShared {
-    /// What transmit reads.
+    /// The transmit decisions of the vport's info.
     #[pin]
-    pub(crate) tx: Rcu<TxSnapshot>,
+    pub(crate) plan: Rcu<TxPlan>,
+    /// The MAC table (`None`: empty), shared with the agent's [`Vport::macs`].
+    ///
+    /// [`Vport::macs`]: crate::vema_backend::Vport::macs
+    #[pin]
+    pub(crate) macs: Rcu<Option<Arc<VportMacs>>>,
     /// What queue selection reads.
     vl: VlTable,
     #[pin]
@@ -126,16 +91,12 @@ pub(crate) struct VportShared {
 impl VportShared {
     /// The shared part of a new vport: the adapter's power-on info, no MAC table.
     pub(crate) fn new() -> Result<Arc<Self>> {
-        let info = VeswPortInfo::adapter_pod();
-        let tx = TxSnapshot {
-            plan: TxPlan::new(&info),
-            macs: None,
-        };
-        let vl = VlTable::new(tx.plan.vl_table());
+        let info = VeswPortInfoBytes::from_info(&VeswPortInfo::adapter_pod());
         Arc::pin_init(
             try_pin_init!(Self {
-                tx <- Rcu::new(tx, GFP_KERNEL),
-                vl,
+                plan <- Rcu::new(TxPlan::new(&info), GFP_KERNEL),
+                macs <- Rcu::new(None, GFP_KERNEL),
+                vl: VlTable::new(&info),
                 state <- new_irq_spinlock!(VportState {
                     info,
                     trap_window: None,
@@ -148,34 +109,22 @@ impl VportShared {
         )
     }
 
-    /// Publishes what transmit reads: the plan of `info`, and `macs`. Does not wait for the
-    /// transmits that may still read the snapshot it replaces (RCU frees that one later), so
-    /// an EM's Sets do not queue behind grace periods. The caller serialises publishers (the
-    /// agent holds the port's lock), so that the last plan published is the one of the last
-    /// info set.
-    pub(crate) fn publish(&self, info: &VeswPortInfo, macs: Option<Arc<VportMacs>>) -> Result {
-        // The plan is made where the snapshot is put together, not made and then moved in.
-        self.tx.replace(
-            TxSnapshot {
-                plan: TxPlan::new(info),
-                macs,
-            },
-            GFP_KERNEL,
-        )?;
+    /// Publishes the plan of `info` for transmit, and its VLs for queue selection. Does not
+    /// wait for the transmits that may still read the plan it replaces (RCU frees that one
+    /// later), so an EM's Sets do not queue behind grace periods. The caller serialises
+    /// publishers (the agent holds the port's lock), so that the last plan published is the
+    /// one of the last info set.
+    pub(crate) fn publish(&self, info: &VeswPortInfoRef<'_>) -> Result {
+        self.plan.replace(TxPlan::new(info), GFP_KERNEL)?;
         // Only now: queue selection must not pick by a plan that transmit never sends with
         // (the replace fails if it cannot allocate).
-        self.vl.set(TxPlan::vl_table_of(info));
+        self.vl.set(info);
         Ok(())
     }
 
-    /// [`VportShared::publish`] with the current info: `macs` changed, the info did not. The
-    /// plan is made under the lock, from the info where it is (no copy of it).
+    /// Publishes the MAC table `macs` for transmit, as [`VportShared::publish`] does the plan.
     pub(crate) fn publish_macs(&self, macs: Option<Arc<VportMacs>>) -> Result {
-        let plan = TxPlan::new(&self.state.lock().info);
-        let vl = plan.vl_table();
-        self.tx.replace(TxSnapshot { plan, macs }, GFP_KERNEL)?;
-        self.vl.set(vl);
-        Ok(())
+        self.macs.replace(macs, GFP_KERNEL)
     }
 
     /// Oper state and link status follow the configured state and the interface's; the
@@ -183,8 +132,8 @@ impl VportShared {
     pub(crate) fn update_state(&self, netdev: &UlpNetdevAtomic, up: bool) {
         let forwarding = {
             let mut st = self.state.lock();
-            st.info.vport.update_state(up);
-            st.info.vport.config_state == STATE_FORWARDING
+            st.info.update_state(up);
+            st.info.config_state() == STATE_FORWARDING
         };
         netdev.set_dormant(!forwarding);
     }
@@ -218,7 +167,8 @@ impl VportUlp {
     /// `opa_vnic_vema_report_event()` does (rate limited the same way). Traps are not
     /// guaranteed: a failure is logged, nothing more.
     fn report(&self, opcode: u8) {
-        let info = {
+        // What the trap says of the vport.
+        let (fabric_id, veswid, veswportnum, slid) = {
             let mut tx = self.shared.state.lock();
             let now = Ktime::ktime_get();
             // As `opa_vnic_vema_send_trap()`: every attempt in an open window counts, but only
@@ -234,7 +184,8 @@ impl VportUlp {
                 }
                 _ => tx.trap_count = 0,
             }
-            tx.info
+            let i = &tx.info;
+            (i.fabric_id(), i.vesw_id(), i.port_num(), i.encap_slid())
         };
         let port = self.agent.port();
         let (dlid, sl, tid, pkey_index) = {
@@ -247,16 +198,16 @@ impl VportUlp {
             (sink.lid, sink.sl, sink.tid, sink.pkey_index)
         };
         let trap = VeswPortTrap {
-            fabric_id: info.vesw.fabric_id,
-            veswid: info.vesw.vesw_id,
-            veswportnum: info.vport.port_num,
+            fabric_id,
+            veswid,
+            veswportnum,
             opaportnum: port as u16,
             veswportindex: self.num,
             opcode,
             reserved: 0,
         };
         let mut mad = [0u8; TRAP_MAD_LEN];
-        if VemaTrapMad::new(tid, info.vport.encap_slid, &trap)
+        if VemaTrapMad::new(tid, slid, &trap)
             .encode_mad(&mut mad)
             .is_err()
         {
@@ -306,8 +257,12 @@ impl VnicUlp for VportUlp {
     // padded, given a head of its own or encapsulated is dropped and counted.
     #[inline(always)]
     fn xmit(&self, netdev: &UlpNetdevAtomic, skb: SkBuff, rcu: &ReadSide) -> Option<SkBuff> {
-        let snap = self.shared.tx.read(rcu);
-        match xmit_skb(&snap.plan, |mac| snap.lookup(mac), skb) {
+        let plan = self.shared.plan.read(rcu);
+        let macs = self.shared.macs.read(rcu);
+        // The DLID of the MAC table entry for the frame's destination (0 if none), as
+        // `opa_vnic_chk_mac_tbl()`.
+        let lookup = |mac: &[u8; ETH_ALEN]| macs.as_ref().map_or(0, |m| m.lookup(mac));
+        match xmit_skb(plan, lookup, skb) {
             Ok(skb) => Some(skb),
             Err(_) => {
                 netdev.count_tx_dropped();
@@ -342,11 +297,7 @@ impl VnicUlp for VportUlp {
     }
 
     fn mac_changed(&self, _rtnl: &Rtnl, _netdev: &UlpNetdevRef) {
-        {
-            let mut st = self.shared.state.lock();
-            let count = &mut st.info.vport.uc_macs_gen_count;
-            *count = count.wrapping_add(1);
-        }
+        self.shared.state.lock().info.bump_uc_macs_gen_count();
         self.report(TRAP_IFACE_UCAST_MAC_CHANGE);
     }
 
@@ -357,9 +308,8 @@ impl VnicUlp for VportUlp {
         let mc = list_crc(lists, AddrList::Multicast);
         let (uc_changed, mc_changed) = {
             let mut tx = self.shared.state.lock();
-            let vport = &mut tx.info.vport;
-            vport.uc_macs_gen_count = vport.uc_macs_gen_count.wrapping_add(1);
-            vport.mc_macs_gen_count = vport.mc_macs_gen_count.wrapping_add(1);
+            tx.info.bump_uc_macs_gen_count();
+            tx.info.bump_mc_macs_gen_count();
             let changed = (uc != tx.umac_hash, mc != tx.mmac_hash);
             tx.umac_hash = uc;
             tx.mmac_hash = mc;

@@ -9,7 +9,14 @@ use opa_wire::encap::*;
 use opa_wire::hdr16b::{Encap, HDR_LEN, MAX_ETH_FRAME};
 use opa_wire::tx_plan::*;
 use opa_wire::vema_info::*;
+use opa_wire::vema_info_bytes::VeswPortInfoBytes;
+use opa_wire::vl_table::VlTable;
 use proptest::prelude::*;
+
+/// The plan of `info`, made as the driver makes it: from the info's wire form.
+fn plan_of(info: &VeswPortInfo) -> TxPlan {
+    TxPlan::new(&VeswPortInfoBytes::from_info(info))
+}
 
 /// What transmit wrote before the plan: each rule for each frame.
 fn by_the_rules(
@@ -119,18 +126,15 @@ proptest! {
         eth_len in prop_oneof![60usize..=MAX_ETH_FRAME, 0usize..=MAX_ETH_FRAME + 64],
         mac_dlid in prop_oneof![Just(0u32), any::<u32>()],
     ) {
-        let plan = TxPlan::new(&info);
+        let plan = plan_of(&info);
         let got = plan.encap(&frame, || proto, hash, eth_len, |_| mac_dlid);
         prop_assert_eq!(got, by_the_rules(&info, &frame, proto, hash, eth_len, mac_dlid));
         let t = TxFrame::parse(&frame, proto);
         prop_assert_eq!(plan.vl(&t.dmac, t.vlan_tci), info.vport.select_vl(&t.dmac, t.vlan_tci));
-        // Queue selection's copy of the VL table, read by the same rule, picks the VL
-        // transmit sends with.
-        let vl_table = plan.vl_table();
-        prop_assert_eq!(
-            TxPlan::entry(&vl_table, &t.dmac, t.vlan_tci).copied(),
-            Some(plan.vl(&t.dmac, t.vlan_tci))
-        );
+        // Queue selection's copy of the VLs, read by the same rule, picks the VL transmit
+        // sends with.
+        let vl_table = VlTable::new(&VeswPortInfoBytes::from_info(&info));
+        prop_assert_eq!(vl_table.get(&t.dmac, t.vlan_tci), plan.vl(&t.dmac, t.vlan_tci));
     }
 
     /// The driver makes a Set's plan from the request: the plan reads only what a Set copies
@@ -139,9 +143,22 @@ proptest! {
     fn plan_of_a_set_is_the_plan_of_the_info_it_leaves(old in any_info(), req in any_info()) {
         let mut now = old;
         now.apply_set(&req);
-        prop_assert_eq!(TxPlan::new(&now), TxPlan::new(&req));
-        // Queue selection's copy of the VL table, made from the info, is the plan's.
-        prop_assert_eq!(TxPlan::vl_table_of(&req), TxPlan::new(&req).vl_table());
+        prop_assert_eq!(plan_of(&now), plan_of(&req));
+        // The same in the wire form the driver keeps.
+        let mut now = VeswPortInfoBytes::from_info(&old);
+        let req_bytes = VeswPortInfoBytes::from_info(&req);
+        now.apply_set(&req_bytes);
+        prop_assert_eq!(TxPlan::new(&now), TxPlan::new(&req_bytes));
+        // Queue selection's copy of the VLs, set from the request over the old info's, is
+        // the plan's, for every destination and tag.
+        let plan = plan_of(&req);
+        let vl_table = VlTable::new(&VeswPortInfoBytes::from_info(&old));
+        vl_table.set(&req_bytes);
+        for dmac in [[0u8; 6], [1, 0, 0, 0, 0, 0]] {
+            for tci in core::iter::once(None).chain((0..8u16).map(|p| Some(p << 13 | 5))) {
+                prop_assert_eq!(vl_table.get(&dmac, tci), plan.vl(&dmac, tci));
+            }
+        }
     }
 }
 
@@ -156,7 +173,7 @@ fn plan_of_a_unicast_frame() {
     let mut frame = [0u8; TX_PARSE_LEN];
     frame[..6].copy_from_slice(&[2, 0, 0, 0, 2, 0]);
     frame[12..14].copy_from_slice(&[0x08, 0x00]);
-    let got = TxPlan::new(&info).encap(&frame, || 0x0800, 0x1234_5678, 60, |_| 2);
+    let got = plan_of(&info).encap(&frame, || 0x0800, 0x1234_5678, 60, |_| 2);
     #[rustfmt::skip]
     let want = [
         0, 0x08, 0, 0,

@@ -19,7 +19,9 @@ use super::encap::{
 };
 use super::hdr16b::{HDR_LEN, ICRC_TAIL_LEN, L2_16B, L4_ETHR, MAX_ETH_FRAME, MAX_LID, MAX_SC};
 use super::vema_info::{VeswPortInfo, MAX_NUM_PCP, VESW_MAX_NUM_DEF_PORT};
+use super::vema_info_bytes::{VeswPortInfoBytes, SIZE as INFO_SIZE};
 use super::vema_mac::ETH_ALEN;
+use core::borrow::Borrow;
 
 /// Length of the metadata the HFI reads in front of the 16B header
 /// (`struct opa_vnic_skb_mdata`: vl, entropy, flags, reserved).
@@ -69,8 +71,10 @@ pub struct TxPlan {
     /// By multicast or not, then by PCP or [`UNTAGGED`]: the VL in bits 0-7, the SC in place
     /// for word 1 (bits 20-24), and [`SC_BAD`] if it does not fit there. One load for both.
     sc_vl: [[u32; MAX_NUM_PCP + 1]; 2],
-    /// The RC of each class.
-    rc: [u8; RC_CLASSES],
+    /// The RC of each class, in 3 bits at the class's [`RcClass::shift`] (the vesw's `rc`
+    /// word with its reserved bits cleared): a Set copies one word, a frame whose class
+    /// matters shifts it.
+    rc: u32,
     /// Whether every class has the same RC (the EM's default, 0): then it is in `w1`, and a
     /// frame's class need not be found, which saves reading its L3 and L4 protocols.
     rc_uniform: bool,
@@ -114,53 +118,49 @@ fn fill_sc_vl(
 }
 
 impl TxPlan {
-    /// The decisions the vport's `info` makes.
+    /// The decisions the vport's `info` makes, read from its wire form.
     ///
     /// An EM's Set makes a new plan (every VESW port info Set), so this is kept cheap: the
     /// tables are filled where they end up, and the default ports' DLIDs are found from the
     /// mask's set bits alone (none, the EM's default, costs nothing).
-    pub fn new(info: &VeswPortInfo) -> Self {
-        let (vesw, vport) = (&info.vesw, &info.vport);
-        let slid = vport.encap_slid & MAX_LID;
+    pub fn new<B: Borrow<[u8; INFO_SIZE]>>(info: &VeswPortInfoBytes<B>) -> Self {
+        let slid = info.encap_slid() & MAX_LID;
         // The RC of each class, at the class's nibble (`RcClass::shift`): the classes are
         // the nibbles 0 to 6 in order. All the same (the EM's default: all 0) when every
         // nibble's 3 bits equal the first's.
-        let rc_bits = vesw.rc & RC_MASK;
+        let rc_bits = info.rc() & RC_MASK;
         let rc0 = (rc_bits & 0x7) as u8;
         let rc_uniform = rc_bits == u32::from(rc0).wrapping_mul(RC_REPEAT);
-        let mut rc = [0u8; RC_CLASSES];
-        for (i, r) in rc.iter_mut().enumerate() {
-            *r = (rc_bits.wrapping_shr(i.wrapping_mul(4) as u32) & 0x7) as u8;
-        }
         let rc_w1 = if rc_uniform { u32::from(rc0) << 25 } else { 0 };
         let mut plan = Self {
             w0: slid & 0xf_ffff,
             w1: (u32::from(L2_16B) << 29) | (1 << 31) | rc_w1,
-            w2: u32::from(L4_ETHR) | ((slid >> 20) << 8) | (u32::from(vesw.pkey) << 16),
-            w4: u32::from(vesw.vesw_id) << 16,
+            w2: u32::from(L4_ETHR) | ((slid >> 20) << 8) | (u32::from(info.pkey()) << 16),
+            w4: u32::from(info.vesw_id()) << 16,
             sc_vl: [[0; MAX_NUM_PCP + 1]; 2],
             rc_uniform,
-            rc,
+            rc: rc_bits,
             ucast_dlid: [0; FLOW_TBL_SIZE],
-            mcast_dlid: vesw.u_mcast_dlid,
+            mcast_dlid: info.u_mcast_dlid(),
         };
         let [uc, mc] = &mut plan.sc_vl;
         fill_sc_vl(
             uc,
-            &vport.pcp_to_sc_uc,
-            &vport.pcp_to_vl_uc,
-            vport.non_vlan_sc_uc,
-            vport.non_vlan_vl_uc,
+            &info.pcp_to_sc_uc(),
+            &info.pcp_to_vl_uc(),
+            info.non_vlan_sc_uc(),
+            info.non_vlan_vl_uc(),
         );
         fill_sc_vl(
             mc,
-            &vport.pcp_to_sc_mc,
-            &vport.pcp_to_vl_mc,
-            vport.non_vlan_sc_mc,
-            vport.non_vlan_vl_mc,
+            &info.pcp_to_sc_mc(),
+            &info.pcp_to_vl_mc(),
+            info.non_vlan_sc_mc(),
+            info.non_vlan_vl_mc(),
         );
-        if vesw.def_port_mask != 0 {
-            plan.fill_ucast_dlid(vesw.def_port_mask, &vesw.u_ucast_dlid);
+        let mask = info.def_port_mask();
+        if mask != 0 {
+            plan.fill_ucast_dlid(mask, |port| info.u_ucast_dlid(port));
         }
         plan
     }
@@ -168,14 +168,14 @@ impl TxPlan {
     /// `ucast_dlid[flow]`: `u_ucast_dlid[flow_tbl[flow]]` for the flow table of `mask`
     /// ([`flow_table`](super::encap::flow_table): flow i goes to the (i mod n)-th of the n
     /// set bits), from the DLIDs of the set bits taken round: no table of ports, no division.
-    fn fill_ucast_dlid(&mut self, mask: u16, u_ucast_dlid: &[u32; VESW_MAX_NUM_DEF_PORT]) {
+    fn fill_ucast_dlid(&mut self, mask: u16, u_ucast_dlid: impl Fn(usize) -> u32) {
         let mut dlids = [0u32; VESW_MAX_NUM_DEF_PORT];
         let mut n = 0usize;
         let mut bits = mask;
         while bits != 0 {
             let port = bits.trailing_zeros() as usize;
-            if let (Some(d), Some(&dlid)) = (dlids.get_mut(n), u_ucast_dlid.get(port)) {
-                *d = dlid;
+            if let Some(d) = dlids.get_mut(n) {
+                *d = u_ucast_dlid(port);
             }
             n = n.wrapping_add(1);
             bits &= bits.wrapping_sub(1);
@@ -184,29 +184,6 @@ impl TxPlan {
         for (d, &dlid) in self.ucast_dlid.iter_mut().zip(dlids.iter().cycle()) {
             *d = dlid;
         }
-    }
-
-    /// The VL of every entry of the SC and VL table, for a copy that queue selection reads
-    /// without the plan (with [`TxPlan::entry`], as the plan reads its own).
-    pub fn vl_table(&self) -> [[u8; MAX_NUM_PCP + 1]; 2] {
-        self.sc_vl.map(|t| t.map(|e| e as u8))
-    }
-
-    /// [`TxPlan::vl_table`] of the plan of `info`, from `info` (its VL bytes as they are),
-    /// without the plan.
-    pub fn vl_table_of(info: &VeswPortInfo) -> [[u8; MAX_NUM_PCP + 1]; 2] {
-        let p = &info.vport;
-        let row = |vl: &[u8; MAX_NUM_PCP], vl0: u8| {
-            let mut t = [vl0; MAX_NUM_PCP + 1];
-            for (t, &vl) in t.iter_mut().zip(vl) {
-                *t = vl;
-            }
-            t
-        };
-        [
-            row(&p.pcp_to_vl_uc, p.non_vlan_vl_uc),
-            row(&p.pcp_to_vl_mc, p.non_vlan_vl_mc),
-        ]
     }
 
     /// Where a frame to `dmac` with the VLAN tag `tci` finds its SC and VL: multicast or not
@@ -221,7 +198,7 @@ impl TxPlan {
     /// not, then by PCP or untagged ([`TxPlan::entry_index`]). `None` never happens (a PCP
     /// has 3 bits).
     #[inline]
-    pub fn entry<'a, T>(
+    fn entry<'a, T>(
         table: &'a [[T; MAX_NUM_PCP + 1]; 2],
         dmac: &[u8; ETH_ALEN],
         tci: Option<u16>,
@@ -279,12 +256,7 @@ impl TxPlan {
         let mut w1 = self.w1 | (dlid & 0xf_ffff) | (sc_vl & SC_FIELD);
         if !self.rc_uniform {
             let class = TxFrame::class(frame, skb_protocol());
-            let rc = self
-                .rc
-                .get((class.shift() / 4) as usize)
-                .copied()
-                .unwrap_or(0);
-            w1 |= u32::from(rc) << 25;
+            w1 |= ((self.rc >> class.shift()) & 0x7) << 25;
         }
         let dlid = dlid & MAX_LID;
         // The packet's length in quad words: header, frame, ICRC and tail, padded to 8 bytes.
@@ -307,6 +279,6 @@ impl TxPlan {
 impl Default for TxPlan {
     /// The plan of the adapter's power-on info.
     fn default() -> Self {
-        Self::new(&VeswPortInfo::adapter_pod())
+        Self::new(&VeswPortInfoBytes::from_info(&VeswPortInfo::adapter_pod()))
     }
 }

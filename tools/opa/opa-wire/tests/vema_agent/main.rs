@@ -7,6 +7,7 @@ use opa_wire::mad::*;
 use opa_wire::vema_agent::{process, VportBackend, RESPONSE_LEN};
 use opa_wire::vema_counters::{ErrorCounters, SummaryCounters};
 use opa_wire::vema_info::{ClassPortInfo, VeswPortInfo};
+use opa_wire::vema_info_bytes::VeswPortInfoRef;
 use opa_wire::vema_mac::{MacTable, MacTableEntry};
 use opa_wire::WireError;
 use proptest::prelude::*;
@@ -63,13 +64,18 @@ impl VportBackend for TestPort {
     fn vport_info(&self, vport: u8) -> VeswPortInfo {
         self.vports[&vport].info
     }
-    fn set_vport_info(&mut self, vport: u8, info: &VeswPortInfo) -> Result<(), WireError> {
+    fn set_vport_info(
+        &mut self,
+        vport: u8,
+        info: &VeswPortInfoRef<'_>,
+        out: &mut [u8],
+    ) -> Result<(), WireError> {
         let v = self.vports.get_mut(&vport).unwrap();
         if v.busy {
             return Err(WireError::Busy);
         }
-        v.info.apply_set(info);
-        Ok(())
+        v.info.apply_set(&info.info());
+        v.info.encode(out)
     }
     fn for_each_mac_entry(&self, vport: u8, f: &mut dyn FnMut(u16, &MacTableEntry)) {
         for (i, e) in &self.vports[&vport].macs {
