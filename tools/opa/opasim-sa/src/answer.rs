@@ -273,8 +273,8 @@ fn ib_versions(mut a: Answer) -> Answer {
     a
 }
 
-/// The answer to `req` by `method` with `status` and no data: a refusal, or a query that
-/// found no record to give.
+/// The answer to `req` by `method` with `status` and no data: a refusal, or the status a
+/// query failed with.
 fn refusal(req: &SaMad<'_>, method: u8, status: u16, summary: String) -> Answer {
     let (tid, attr) = (req.hdr.tid, req.hdr.attr_id);
     reply(method, status, tid, attr, &req.sa, &[], summary)
