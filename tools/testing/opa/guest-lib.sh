@@ -61,6 +61,11 @@ check_dmesg_clean() {
 	fi
 }
 
+# debug_kernel: whether this is the debug kernel (KASAN, lockdep, kmemleak:
+# OPA_FLAVOR=debug), whose kmemleak file says so. It does the same work many
+# times slower: creating a netdev, under RTNL, some 15 times.
+debug_kernel() { [ -e /sys/kernel/debug/kmemleak ]; }
+
 # wait_limit PID SECS WHAT: waits at most SECS seconds for the background job
 # PID (WHAT names it); fails when it is still running then, saying where it
 # is blocked (its wait channel, and its kernel stack where the kernel shows

@@ -406,7 +406,7 @@ run_with() {
 	# (20 kB and more each); a few hundred kB are what the kernel's caches
 	# keep. Under KASAN the quarantine holds freed objects by the megabyte:
 	# kmemleak judges there.
-	if [ ! -e /sys/kernel/debug/kmemleak ] && [ $((slab1 - slab0)) -gt 2048 ]; then
+	if ! debug_kernel && [ $((slab1 - slab0)) -gt 2048 ]; then
 		fail "$drv: the slab grew by $((slab1 - slab0)) kB over the faults"
 	fi
 }
