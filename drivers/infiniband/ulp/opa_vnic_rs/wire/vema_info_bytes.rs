@@ -225,6 +225,16 @@ impl<B: Borrow<[u8; SIZE]>> VeswPortInfoBytes<B> {
         uc_macs_gen_count: u16 = UC_MACS_GEN_COUNT;
         /// Multicast MAC list generation count.
         mc_macs_gen_count: u16 = MC_MACS_GEN_COUNT;
+        /// Configured state.
+        config_state: u8 = CONFIG_STATE;
+        /// SC of untagged unicast.
+        non_vlan_sc_uc: u8 = NON_VLAN_SC_UC;
+        /// VL of untagged unicast.
+        non_vlan_vl_uc: u8 = NON_VLAN_VL_UC;
+        /// SC of untagged multicast.
+        non_vlan_sc_mc: u8 = NON_VLAN_SC_MC;
+        /// VL of untagged multicast.
+        non_vlan_vl_mc: u8 = NON_VLAN_VL_MC;
     }
 
     byte_fields! {
@@ -238,40 +248,5 @@ impl<B: Borrow<[u8; SIZE]>> VeswPortInfoBytes<B> {
         pcp_to_sc_mc: [u8; MAX_NUM_PCP] = PCP_TO_SC_MC;
         /// VL by PCP, multicast.
         pcp_to_vl_mc: [u8; MAX_NUM_PCP] = PCP_TO_VL_MC;
-    }
-
-    /// Configured state.
-    #[inline]
-    pub fn config_state(&self) -> u8 {
-        let [b] = get::<CONFIG_STATE, 1>(self.bytes());
-        b
-    }
-
-    /// SC of untagged unicast.
-    #[inline]
-    pub fn non_vlan_sc_uc(&self) -> u8 {
-        let [b] = get::<NON_VLAN_SC_UC, 1>(self.bytes());
-        b
-    }
-
-    /// VL of untagged unicast.
-    #[inline]
-    pub fn non_vlan_vl_uc(&self) -> u8 {
-        let [b] = get::<NON_VLAN_VL_UC, 1>(self.bytes());
-        b
-    }
-
-    /// SC of untagged multicast.
-    #[inline]
-    pub fn non_vlan_sc_mc(&self) -> u8 {
-        let [b] = get::<NON_VLAN_SC_MC, 1>(self.bytes());
-        b
-    }
-
-    /// VL of untagged multicast.
-    #[inline]
-    pub fn non_vlan_vl_mc(&self) -> u8 {
-        let [b] = get::<NON_VLAN_VL_MC, 1>(self.bytes());
-        b
     }
 }
