@@ -50,6 +50,13 @@ pub trait VportBackend {
     /// port computes: link status, oper state, MAC table digest...).
     fn vport_info(&self, vport: u8) -> VeswPortInfo;
 
+    /// The MAC table digest of a virtual port, as [`VportBackend::vport_info`] gives it: what
+    /// every MAC table answer carries. A backend that keeps the info may read the digest where
+    /// it is, rather than make the whole info first.
+    fn mac_tbl_digest(&self, vport: u8) -> u32 {
+        self.vport_info(vport).vport.mac_tbl_digest
+    }
+
     /// Encodes the info of a virtual port into `out`, as [`VportBackend::vport_info`] gives it
     /// ([`VeswPortInfo::vema_pod`] for one that does not exist). A backend that keeps the info
     /// may encode it where it is, rather than copy it out first.
@@ -260,7 +267,7 @@ fn get_mac_entries<B: VportBackend + ?Sized>(
     let hdr = MacTableHdr {
         offset: want.offset,
         num_entries: want.num_entries,
-        mac_tbl_digest: backend.vport_info(vport).vport.mac_tbl_digest,
+        mac_tbl_digest: backend.mac_tbl_digest(vport),
     };
     hdr.encode(rsp)?;
     let entries = rsp.get_mut(MacTableHdr::SIZE..).ok_or(WireError::NoSpace)?;

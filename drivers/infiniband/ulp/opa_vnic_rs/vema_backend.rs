@@ -152,6 +152,15 @@ impl VportBackend for Backend<'_> {
             .unwrap_or_else(VeswPortInfo::vema_pod)
     }
 
+    /// Read where the vport keeps it, under its lock: not the whole info made for 4 bytes.
+    fn mac_tbl_digest(&self, vport: u8) -> u32 {
+        self.state
+            .vport(vport)
+            .map_or(VeswPortInfo::vema_pod().vport.mac_tbl_digest, |v| {
+                v.shared.state.lock().info.mac_tbl_digest()
+            })
+    }
+
     /// Copied out of the vport, under its lock: the info is kept in its wire form.
     fn encode_vport_info(&self, vport: u8, out: &mut [u8]) -> Result<(), WireError> {
         match self.state.vport(vport) {
