@@ -43,8 +43,9 @@ pub use writable::{SkBuffHead, SkBuffMut};
 ///
 /// # Invariants
 ///
-/// The buffer is valid, and nothing else changes its data or frees it while a reference to
-/// `Self` is live.
+/// The buffer is valid, and while a reference to `Self` is live nothing else frees it or
+/// changes its data or metadata, nor reads or writes its flow hash (which [`SkBuffRef::hash`]
+/// may store).
 #[repr(transparent)]
 pub struct SkBuffRef(Opaque<bindings::sk_buff>);
 
@@ -53,8 +54,8 @@ impl SkBuffRef {
     ///
     /// # Safety
     ///
-    /// `skb` is a valid buffer that nothing frees, and whose data and metadata nothing else
-    /// changes, for `'a`.
+    /// `skb` is a valid buffer that nothing frees, whose data and metadata nothing else
+    /// changes, and whose flow hash nothing else reads or writes, for `'a`.
     #[inline]
     pub unsafe fn from_raw<'a>(skb: *mut bindings::sk_buff) -> &'a Self {
         // SAFETY: `Self` is a transparent wrapper of `sk_buff`, and the caller guarantees the
@@ -212,9 +213,8 @@ impl SkBuffRef {
         let known = unsafe { (*h).l4_hash() != 0 || (*h).sw_hash() != 0 };
         if !known {
             // SAFETY: The buffer is valid; `Self` is not `Sync`, so no other thread reads or
-            // writes the hash through it meanwhile, and its holder is the only user of the
-            // buffer; no reference to its fields is live. A null `net` is what
-            // `skb_get_hash()` passes.
+            // writes the hash through it meanwhile, and nothing else does (type invariant); no
+            // reference to its fields is live. A null `net` is what `skb_get_hash()` passes.
             unsafe { bindings::__skb_get_hash_net(core::ptr::null(), self.as_raw()) };
         }
         // SAFETY: The buffer is valid; the field is read after any write above.
@@ -311,7 +311,7 @@ impl SkBuff {
         // the head of every frame it sends its own.
         if self.raw().cloned() == 0 && self.headroom() >= headroom {
             // INVARIANT: Not cloned: no other `sk_buff` shares the head, and nothing can
-            // clone the buffer while `SkBuffHead` owns it.
+            // clone the buffer while `SkBuffHead` owns it; the headroom is at least `room`.
             return Ok(SkBuffHead {
                 skb: self,
                 room: headroom,
@@ -325,8 +325,8 @@ impl SkBuff {
         // SAFETY: The buffer is valid and ours; the headroom is small enough (above).
         to_result(unsafe { bindings::skb_cow_head(self.0.as_ptr(), headroom) })?;
         // INVARIANT: `skb_cow_head` succeeded: the header is not cloned (`skb_cow_head()`
-        // guarantees `!skb_header_cloned()`), and nothing can clone the buffer while
-        // `SkBuffHead` owns it.
+        // guarantees `!skb_header_cloned()`), nothing can clone the buffer while `SkBuffHead`
+        // owns it, and the headroom is at least `room` (what it made).
         Ok(SkBuffHead {
             skb: self,
             room: headroom,
@@ -346,7 +346,8 @@ impl SkBuff {
 
     /// Pads the data with zeros to at least `len` bytes (`skb_put_padto()`, which copies a
     /// shared head first). On failure the buffer is freed, as by the C function, but with
-    /// `dev_kfree_skb_any()` (it may run with interrupts off).
+    /// `dev_kfree_skb_any()` (it may run with interrupts off). A `len` above `i32::MAX / 2`
+    /// fails with `EINVAL`.
     #[inline]
     pub fn put_padto(self, len: u32) -> Result<Self> {
         // The test of the inline `skb_put_padto()`, here so that a frame long enough costs no
@@ -354,9 +355,16 @@ impl SkBuff {
         if self.len() >= len {
             return Ok(self);
         }
+        // `__skb_pad()` takes the padding as an `int`: past `i32::MAX` it is negative, passes
+        // the tailroom test and `memset()`s that many bytes. Below the bound the padding, and
+        // `data_len` plus the padding that `pskb_expand_head()` takes as an `int`, stay
+        // positive (`data_len` is less than `len` here).
+        if len > i32::MAX as u32 / 2 {
+            return Err(EINVAL);
+        }
         // SAFETY: The buffer is valid and ours; `__skb_put_padto()` without `free_on_error`
-        // pads it or fails leaving it valid (and ours: on `Err`, `self` is dropped, which
-        // frees it).
+        // pads it by a positive `int` (above) or fails leaving it valid (and ours: on `Err`,
+        // `self` is dropped, which frees it).
         to_result(unsafe { bindings::__skb_put_padto(self.0.as_ptr(), len, false) })?;
         Ok(self)
     }
@@ -420,7 +428,8 @@ impl Deref for SkBuff {
 
     #[inline]
     fn deref(&self) -> &SkBuffRef {
-        // SAFETY: The buffer is valid and ours; its data changes only through `&mut self`
+        // SAFETY: The buffer is valid and ours alone (type invariant): nothing else uses it,
+        // its hash included, and its data and metadata change only through `&mut self`
         // (`SkBuffMut`), which this borrow excludes.
         unsafe { SkBuffRef::from_raw(self.0.as_ptr()) }
     }

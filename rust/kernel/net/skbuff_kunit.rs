@@ -95,6 +95,35 @@ fn cow_head_refuses_huge_headroom() {
     kunit_expect!(matches!(skb.into_inner().cow_head(u32::MAX), Err(e) if e == EINVAL));
 }
 
+/// Padding is zeros up to the length asked; a length whose padding the C function would take
+/// as a negative `int` (and `memset()` that many bytes) is refused.
+fn put_padto_pads_with_zeros_and_refuses_huge_lengths() {
+    let Some(mut skb) = reused(128, 0xa5) else {
+        kunit_expect!(false);
+        return;
+    };
+    kunit_expect_eq!(skb.put_data(&[3u8; 10]), Ok(()));
+    let skb = match skb.into_inner().put_padto(60) {
+        Ok(skb) => skb,
+        Err(_) => {
+            kunit_expect!(false);
+            return;
+        }
+    };
+    kunit_expect_eq!(skb.len(), 60);
+    let mut all = [0xffu8; 60];
+    kunit_expect_eq!(skb.copy_bits(0, &mut all), Ok(()));
+    kunit_expect!(all[..10].iter().all(|&b| b == 3) && all[10..].iter().all(|&b| b == 0));
+    kunit_expect!(matches!(skb.put_padto(u32::MAX), Err(e) if e == EINVAL));
+    let Ok(skb) = SkBuff::alloc(64, GFP_KERNEL) else {
+        kunit_expect!(false);
+        return;
+    };
+    kunit_expect!(
+        matches!(skb.into_inner().put_padto(i32::MAX as u32 / 2 + 1), Err(e) if e == EINVAL)
+    );
+}
+
 /// A busy transmit gives the stack back only the buffer it gave: another one is dropped and
 /// counted, and the transmit answers that it took the frame.
 fn busy_transmit_gives_back_only_the_given_buffer() {
@@ -127,6 +156,7 @@ crate::kunit_suite!(
         header_reads_within_data,
         ownership_of_new_buffers,
         cow_head_refuses_huge_headroom,
+        put_padto_pads_with_zeros_and_refuses_huge_lengths,
         busy_transmit_gives_back_only_the_given_buffer,
     ]
 );
