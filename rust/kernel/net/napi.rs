@@ -18,7 +18,7 @@
 #[path = "napi_kunit.rs"]
 mod kunit;
 
-use crate::{net::skbuff::SkBuff, prelude::*, types::Opaque};
+use crate::{net::skbuff::SkBuffMut, prelude::*, types::Opaque};
 use core::{
     ffi::c_int,
     marker::PhantomData,
@@ -51,11 +51,15 @@ impl NapiCtx<'_> {
     ///
     /// The buffer's device is set (`eth_type_trans()`: GRO reads `skb->dev`, null crashes)
     /// and stays alive until the context is deleted (GRO keeps buffers across polls), and its
-    /// protocol is set.
-    pub(crate) unsafe fn gro_receive(&self, skb: SkBuff) {
+    /// protocol is set. The buffer is a [`SkBuffMut`]: GRO moves a merged buffer's fragments
+    /// out of its shared info and may take over its head, which no clone may share.
+    pub(crate) unsafe fn gro_receive(&self, skb: SkBuffMut) {
         // SAFETY: The context is being polled here (type invariant), which is where GRO runs;
-        // the buffer's ownership passes to GRO; its device is the caller's guarantee.
-        unsafe { bindings::napi_gro_receive(self.0.as_ptr(), skb.into_raw().as_ptr()) };
+        // the buffer's ownership passes to GRO, and no clone shares its head or shared info
+        // (`SkBuffMut`); its device is the caller's guarantee.
+        unsafe {
+            bindings::napi_gro_receive(self.0.as_ptr(), skb.into_inner().into_raw().as_ptr())
+        };
     }
 }
 

@@ -477,7 +477,7 @@ pub(crate) fn deliver(nd: &ProviderNetdev<Hfi>, rx: &VnicRx<'_, Hfi>, wire: &[u8
     }
     // The length checks above keep runts away; the stack refuses a frame without an Ethernet
     // header all the same.
-    if rx.receive_gro(skb.into_inner()).is_err() {
+    if rx.receive_gro(skb).is_err() {
         Counters::inc(&s.rx_runt);
     }
 }

@@ -15,7 +15,7 @@ use crate::{
     error::{code::*, Result},
     net::{
         napi::{self, NapiCtx},
-        skbuff::SkBuff,
+        skbuff::SkBuffMut,
     },
     rdma::provider::Provider,
     types::Opaque,
@@ -117,7 +117,11 @@ impl<T: Provider> VnicRx<'_, T> {
     ///
     /// Fails with `EINVAL`, and frees the buffer, when its linear part is shorter than an
     /// Ethernet header: `eth_type_trans` pulls one without checking.
-    pub fn receive_gro(&self, skb: SkBuff) -> Result {
+    ///
+    /// The buffer is a [`SkBuffMut`], not shared with a clone: GRO moves the fragments out of
+    /// a merged buffer's shared info and may take over its head, which would take them from
+    /// under a clone (a buffer from transmit, say).
+    pub fn receive_gro(&self, skb: SkBuffMut) -> Result {
         if skb.data().len() < bindings::ETH_HLEN as usize {
             return Err(EINVAL);
         }
