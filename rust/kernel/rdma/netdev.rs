@@ -291,7 +291,8 @@ impl<T: VnicUlp> UlpNetdev<T> {
         // SAFETY: The netdev is registered while `self` lives (type invariant), so `release`
         // has not freed its `Inner<T>`.
         let inner = unsafe { Self::inner(nd) };
-        Self::device_stats(nd, inner)
+        // SAFETY: As above: registered, so set up and not freed; `inner` is its part.
+        unsafe { Self::device_stats(nd, inner) }
     }
 }
 

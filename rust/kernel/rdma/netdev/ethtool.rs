@@ -86,7 +86,9 @@ impl<T: VnicUlp> UlpNetdev<T> {
     ) {
         // SAFETY: Called by the ethtool core for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
-        let vstats = Self::device_stats(nd, inner);
+        // SAFETY: The ethtool core asks only a registered netdev of this type, set up before
+        // its registration, and `inner` is its part.
+        let vstats = unsafe { Self::device_stats(nd, inner) };
         for (i, (_, read)) in T::ETHTOOL_STATS.iter().enumerate() {
             // SAFETY: The ethtool core gives room for `get_sset_count()` values.
             unsafe { *data.add(i) = read(&vstats) };

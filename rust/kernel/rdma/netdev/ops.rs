@@ -96,17 +96,21 @@ impl<T: VnicUlp> UlpNetdev<T> {
             // The ULP took the frame (dropped it).
             return bindings::netdev_tx_NETDEV_TX_OK;
         };
+        // SAFETY: The netdev is set up (the stack transmits only on a registered one): its
+        // device's operations are valid while it exists.
+        let Some(device_xmit) = (unsafe { (*inner.hfi_ops).ndo_start_xmit }) else {
+            // A device without a transmit: the frame is dropped, and counted.
+            drop(skb);
+            netdev.count_tx_dropped();
+            return bindings::netdev_tx_NETDEV_TX_OK;
+        };
         // The ULP may have dropped the stack's buffer and returned another: `given` is only
         // compared with what the device hands back (`xmit_busy`).
         let out = skb.into_raw();
         // SAFETY: The device's transmit takes the skb over, or, returning `NETDEV_TX_BUSY`,
-        // hands it back to its caller (as the device got it, hfi1's contract).
-        let ret = unsafe {
-            match (*inner.hfi_ops).ndo_start_xmit {
-                Some(f) => f(out.as_ptr(), nd),
-                None => bindings::netdev_tx_NETDEV_TX_OK,
-            }
-        };
+        // hands it back to its caller with the metadata and 16B header pulled off again
+        // (hfi1's contract, `rdma::vnic`).
+        let ret = unsafe { device_xmit(out.as_ptr(), nd) };
         if ret != bindings::netdev_tx_NETDEV_TX_BUSY {
             return ret;
         }
@@ -126,8 +130,8 @@ impl<T: VnicUlp> UlpNetdev<T> {
     ) -> u16 {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
-        // SAFETY: The stack lends the skb (never null) for this call; nothing else changes it
-        // meanwhile.
+        // SAFETY: The stack lends the skb (never null) for this call, on the transmitting CPU
+        // that owns it: nothing else changes it or reads its hash meanwhile.
         let (vl, entropy) = inner.ulp.vl_entropy(unsafe { SkBuffRef::from_raw(skb) });
         // The device reads the metadata in front of the frame (hfi1's contract): write it in
         // the headroom, as the C ULP does, but only once the head is the skb's own, so that a
@@ -186,17 +190,28 @@ impl<T: VnicUlp> UlpNetdev<T> {
         let inner = unsafe { Self::inner(nd) };
         // The device writes a whole `struct opa_vnic_stats` around the `rtnl_link_stats64`
         // it is given (hfi1's contract): give it one, and pass on the standard part.
-        let vstats = Self::device_stats(nd, inner);
+        // SAFETY: The stack asks only a registered netdev of this type, set up before its
+        // registration, and `inner` is its part.
+        let vstats = unsafe { Self::device_stats(nd, inner) };
         // SAFETY: `stats` is the stack's buffer for the standard statistics.
         unsafe { *stats = vstats.netstats };
     }
 
     /// The device's statistics of the netdev `nd`.
-    pub(super) fn device_stats(nd: *mut bindings::net_device, inner: &Inner<T>) -> VnicStats {
+    ///
+    /// # Safety
+    ///
+    /// `nd` is a VNIC netdev of this type that is set up (its device's operations saved in
+    /// `inner.hfi_ops`) and not freed, and `inner` is its ULP part (`Self::inner(nd)`).
+    pub(super) unsafe fn device_stats(
+        nd: *mut bindings::net_device,
+        inner: &Inner<T>,
+    ) -> VnicStats {
         // SAFETY: All-zero is a valid `opa_vnic_stats`.
         let mut vstats: VnicStats = unsafe { core::mem::zeroed() };
-        // SAFETY: The device's operations are valid while the netdev exists; it fills in the
-        // `opa_vnic_stats` whose `netstats` it is given.
+        // SAFETY: `nd` is set up and alive and `inner` its part (the caller's guarantee), so
+        // `hfi_ops` are the device's operations, valid while the netdev exists; the device
+        // fills in the `opa_vnic_stats` whose `netstats` it is given (hfi1's contract).
         unsafe {
             if let Some(f) = (*inner.hfi_ops).ndo_get_stats64 {
                 f(nd, &mut vstats.netstats);
@@ -229,8 +244,9 @@ impl<T: VnicUlp> UlpNetdev<T> {
     ) -> c_int {
         // SAFETY: Called by the stack for a netdev of this type.
         let inner = unsafe { Self::inner(nd) };
-        // SAFETY: As above; the stack calls `ndo_set_mac_address` under RTNL
-        // (`dev_set_mac_address()` asserts it), in process context, without the address lock.
+        // SAFETY: As above; the stack calls `ndo_set_mac_address` under RTNL (every caller of
+        // `dev_set_mac_address()` holds it: it sends the `NETDEV_CHANGEADDR` notification,
+        // which needs RTNL), in process context, without the address lock.
         let (rtnl, dev) = unsafe { (Rtnl::assume_held(), UlpNetdevRef::from_raw(nd)) };
         // SAFETY: `addr` is a `sockaddr` with the new address.
         if dev.mac(rtnl) == unsafe { SockAddr::mac_of(addr) } {

@@ -13,6 +13,7 @@ use crate::{
     error::code::*,
     ffi::{c_char, c_int, c_uchar},
     net::skbuff::{xmit_busy, SkBuff},
+    str::CStr,
 };
 use core::{marker::PhantomData, ptr::NonNull};
 
@@ -33,7 +34,8 @@ impl<T: Provider> Adapter<T> {
     /// # Safety
     ///
     /// Called by the IB core only (through the ops of [`super::provider`]), with a device of
-    /// `T`.
+    /// `T`, a valid C string `name` and a valid `setup` function or none (the client's
+    /// arguments of `ib_device_ops.alloc_rdma_netdev`).
     pub(crate) unsafe extern "C" fn alloc_rdma_netdev(
         ibdev: *mut bindings::ib_device,
         port: u32,
@@ -53,17 +55,26 @@ impl<T: Provider> Adapter<T> {
         if port == 0 || port > dev.port_count() {
             return EINVAL.to_ptr();
         }
+        // `alloc_netdev_mqs()` calls `setup` unconditionally and `BUG()`s on a name that does
+        // not fit `IFNAMSIZ`: refuse both here.
+        let Some(setup) = setup else {
+            return EINVAL.to_ptr();
+        };
+        // SAFETY: `name` is a valid C string during the call (the function's requirement).
+        if unsafe { CStr::from_char_ptr(name) }.len() >= bindings::IFNAMSIZ as usize {
+            return EINVAL.to_ptr();
+        }
         let data = match T::Vnic::alloc(dev, port) {
             Ok(d) => d,
             Err(e) => return e.to_ptr(),
         };
         let size = rx_offset::<T>() + core::mem::size_of::<RxNapi>();
         let txqs = T::Vnic::tx_queues(dev, port).clamp(1, MAX_TX_QUEUES);
-        // SAFETY: `name` is the client's C string and `setup` its setup function, valid during
-        // the call; `txqs` transmit queues (at least one), one receive queue (receive does not
-        // go through the stack's queues).
+        // SAFETY: `name` is the client's C string, shorter than `IFNAMSIZ`, and `setup` its
+        // setup function (checked above), valid during the call; `txqs` transmit queues (at
+        // least one), one receive queue (receive does not go through the stack's queues).
         let nd = unsafe {
-            bindings::alloc_netdev_mqs(size as c_int, name, name_assign_type, setup, txqs, 1)
+            bindings::alloc_netdev_mqs(size as c_int, name, name_assign_type, Some(setup), txqs, 1)
         };
         if nd.is_null() {
             return ENOMEM.to_ptr();
@@ -87,6 +98,8 @@ impl<T: Provider> Adapter<T> {
             (*nd).hw_features = features;
             (*nd).vlan_features = features;
         }
+        // INVARIANT: `nd` now holds the `T::Vnic` at `PRIV_OFFSET` and the receive context
+        // after it, until `free_rdma_netdev`: what a `ProviderNetdev<T>` of it relies on.
         nd
     }
 
