@@ -397,9 +397,9 @@ impl<T: Send> Rcu<T> {
         // swap took out of `ptr`: only this writer can reach it, though readers may still
         // read its `value`, which this does not touch.
         unsafe { (*old).retired.shared = self.shared };
+        // INVARIANT: The replaced node is passed to `call_rcu()` and counted in `state`.
         // SAFETY: `old`'s header is its own (as above), its `shared` is this object's, which
         // stays valid while `state` counts the callback (type invariants).
-        // INVARIANT: The replaced node is passed to `call_rcu()` and counted in `state`.
         unsafe {
             bindings::call_rcu(
                 Opaque::raw_get(ptr::addr_of!((*old).retired.head)),

@@ -4,7 +4,7 @@
 //! only), and for the objects dropped `Rcu`s left to their callbacks (a module's exit).
 
 use crate::bindings;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{fence, AtomicUsize, Ordering};
 
 /// Waits until every RCU callback queued before the call has run (`rcu_barrier()`). Sleeps;
 /// never called in a read-side section (with preemptible RCU it would wait for itself).
@@ -13,8 +13,10 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// the crate cannot wait where it must not.
 #[cfg_attr(not(CONFIG_RUST_KERNEL_DOCTESTS), allow(dead_code))]
 pub(crate) fn barrier() {
-    // SAFETY: FFI calls without preconditions; the callers may sleep (documented). The check
-    // reports a call inside a read-side section, where the wait never ends (preemptible RCU).
+    // SAFETY: `rcu_barrier()`'s one requirement, a caller that may sleep and is in no
+    // read-side section, is the kernel's rule for every sleeping call, which the crate's
+    // callers keep (documented above); `rcu_wait_check()` reports a breach (lockdep's
+    // `rcu_read_lock_any_held()`, `might_sleep()`), as nothing in Rust can prove it.
     unsafe {
         bindings::rcu_wait_check();
         bindings::rcu_barrier();
@@ -28,8 +30,9 @@ pub(crate) fn barrier() {
 ///
 /// Crate-private for the same reason as [`barrier`].
 pub(crate) fn synchronize() {
-    // SAFETY: FFI calls without preconditions; the callers may sleep (documented). The check
-    // reports a call inside a read-side section.
+    // SAFETY: As in `barrier`: the caller may sleep and is in no read-side section (without
+    // preemptible RCU a sleep there would let the grace period end under its references),
+    // the kernel's rule for every sleeping call; `rcu_wait_check()` reports a breach.
     unsafe {
         bindings::rcu_wait_check();
         bindings::synchronize_rcu();
@@ -58,10 +61,12 @@ pub unsafe fn wait_for_orphans() {
 
 /// One orphan fewer: wakes [`wait_for_orphans`] when none is left.
 pub(super) fn orphan_done() {
-    // `SeqCst`, a full barrier (a locked instruction): the drops done for the orphan happen
-    // before a waiter sees the count fall, and the count is stored before `wake_up_var()`
-    // looks for waiters, which it does without a lock (`wake_up_var()`'s requirement).
-    if ORPHANS.fetch_sub(1, Ordering::SeqCst) == 1 {
+    // `Release`: the drops done for the orphan happen before a waiter sees the count fall.
+    if ORPHANS.fetch_sub(1, Ordering::Release) == 1 {
+        // `wake_up_var()` looks for waiters without a lock: the count's store must be ordered
+        // before that load (its comment asks for `smp_mb()`), which a read-modify-write alone
+        // does not do on every architecture.
+        fence(Ordering::SeqCst);
         // SAFETY: FFI call; the address is a static's.
         unsafe { bindings::wake_up_var(ORPHANS.as_ptr().cast()) };
     }

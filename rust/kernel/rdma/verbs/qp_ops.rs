@@ -221,7 +221,8 @@ impl<T: Provider> Qp<T> {
         // SAFETY: The core queries initialised QPs only.
         let me = unsafe { Self::from_raw(qp) };
         // SAFETY: `attr` and `init` are valid for writing, by the op's contract (`ib_query_qp()`
-        // callers pass both; the core zeroes neither, and every field this sets is plain data).
+        // callers pass both). The core zeroes neither (some pass uninitialised stack
+        // structures), so this only writes them, whole plain-data fields, and reads nothing.
         let (attr, init) = unsafe { (&mut *attr, &mut *init) };
         let q = T::query_qp(me);
         let i = me.init();
@@ -231,11 +232,17 @@ impl<T: Provider> Qp<T> {
         attr.pkey_index = q.pkey_index;
         attr.port_num = q.port;
         attr.path_mtu = bindings::ib_mtu_IB_MTU_4096;
-        attr.cap.max_send_wr = i.max_send_wr;
-        attr.cap.max_recv_wr = i.max_recv_wr;
-        attr.cap.max_send_sge = MAX_SGE as u32;
-        attr.cap.max_recv_sge = MAX_SGE as u32;
-        init.cap = attr.cap;
+        // Made whole here: copying `attr.cap` would read its fields this does not set.
+        let cap = bindings::ib_qp_cap {
+            max_send_wr: i.max_send_wr,
+            max_recv_wr: i.max_recv_wr,
+            max_send_sge: MAX_SGE as u32,
+            max_recv_sge: MAX_SGE as u32,
+            max_inline_data: 0,
+            max_rdma_ctxs: 0,
+        };
+        attr.cap = cap;
+        init.cap = cap;
         init.port_num = q.port;
         init.sq_sig_type = if i.sig_all {
             bindings::ib_sig_type_IB_SIGNAL_ALL_WR
@@ -264,7 +271,8 @@ impl<T: Provider> Qp<T> {
             let next = unsafe { (*cur).next };
             // SAFETY: Every request of the chain of a UD QP (SMI, GSI and UD are the only
             // types `create_qp` accepts) is the `wr` of a valid `struct ib_ud_wr` (the posting
-            // contract of UD QPs), valid during the call.
+            // contract of UD QPs), valid until the provider completes or refuses it: both
+            // consume the `SendWr`, so nothing reads the request after that.
             let ret = match unsafe { SendWr::from_raw(qp, cur) } {
                 Ok(w) => T::post_send(me, w).map_err(|r| r.err()),
                 Err(e) => Err(e),

@@ -162,12 +162,13 @@ pub struct WcWriter<'a> {
     _p: PhantomData<&'a mut bindings::ib_wc>,
 }
 
-impl WcWriter<'_> {
+impl<'a> WcWriter<'a> {
     /// # Safety
     ///
-    /// `wc` must be valid for writing `num` entries during the `poll_cq` call.
+    /// `wc` must be valid for writing `num` entries for `'a` (the `poll_cq` call: the caller
+    /// picks `'a` no longer).
     pub(super) unsafe fn new(wc: *mut bindings::ib_wc, num: usize) -> Self {
-        // INVARIANT: The caller guarantees `wc` for `num` entries; `n` starts at 0.
+        // INVARIANT: The caller guarantees `wc` for `num` entries for `'a`; `n` starts at 0.
         Self {
             wc,
             num,
