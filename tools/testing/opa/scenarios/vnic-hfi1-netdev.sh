@@ -244,6 +244,7 @@ run_with() {
 	echo "== $drv: a burst of 600 frames into the 64-descriptor ring"
 	busy0=$(sdma tx_busy)
 	tx0=$(netstat_of na "$a" tx_packets) rx0=$(netstat_of nb "$b" rx_packets)
+	bvm0=$(awk '$1 == "bad_vl_mapping" { print $2 }' $PORT/vnic_drops)
 	# The rings' completions held (opasim's vnic_tx_hold) while the burst is
 	# posted: the rings fill and push back on a kernel of any speed; the
 	# qdisc keeps the rest. The sender runs on: its socket's send buffer is
@@ -267,9 +268,20 @@ run_with() {
 	sleep 1
 	tx=$(($(netstat_of na "$a" tx_packets) - tx0)) rx=$(($(netstat_of nb "$b" rx_packets) - rx0))
 	busy=$(($(sdma tx_busy) - busy0))
+	bvm=$(($(awk '$1 == "bad_vl_mapping" { print $2 }' $PORT/vnic_drops) - bvm0))
 	echo "$drv burst: 600 sent, $held held in the rings, $tx transmitted, $rx received, NETDEV_TX_BUSY $busy"
 	[ "$busy" -gt 0 ] || fail "$drv: the burst met no NETDEV_TX_BUSY with the completions held"
-	if [ "$tx" != 600 ] || [ "$rx" != 600 ]; then
+	# C's known fault (opa_vnic_rs.rst, "Real peers"): it reads the VLAN tag
+	# for the SC from the header bytes it has just pushed, not written yet;
+	# when they look like a tag, the SC comes from a PCP row, the VL does not,
+	# and the HFI drops the packet (bad_vl_mapping). Reported for C, which
+	# hit it once in a burst (67 of 600); never accepted for opa_vnic_rs.
+	lost=0
+	if [ "$drv" = opa_vnic ] && [ "$bvm" -gt 0 ]; then
+		echo "$drv burst: $bvm packet(s) dropped by the VL mapping check (SC from stale bytes, a known C bug)"
+		lost=$bvm
+	fi
+	if [ "$tx" != 600 ] || [ $((rx + lost)) != 600 ]; then
 		# Where the frames went: the sender's rings and HFI drops, the receiving port's
 		# counters, the receiving netdev's statistics.
 		cat $PORT/vnic_sdma $PORT/vnic_drops
