@@ -337,7 +337,7 @@ impl<T: Send> Rcu<T> {
     fn try_new(value: T, flags: Flags) -> Result<Self> {
         let shared = Shared::new(Self::drop_list, flags)?;
         // On failure the box is dropped: nothing refers to it yet.
-        let node = Self::node(value, flags)?;
+        let node = KBox::into_raw(Prepared::new(value, flags)?.node);
         // INVARIANT: Both pointers from `KBox::into_raw`, owned by the new object; `shared`
         // initialised as the invariants say, and no callback counted yet.
         Ok(Self {
@@ -345,23 +345,6 @@ impl<T: Send> Rcu<T> {
             shared: KBox::into_raw(shared),
             _owns: PhantomData,
         })
-    }
-
-    /// A node holding `value`, as a raw pointer that the caller owns. Its `shared` is set
-    /// when it is replaced.
-    fn node(value: T, flags: Flags) -> Result<*mut Node<T>> {
-        let node = KBox::new(
-            Node {
-                retired: Retired {
-                    head: Opaque::uninit(),
-                    next: ptr::null_mut(),
-                    shared: ptr::null(),
-                },
-                value,
-            },
-            flags,
-        )?;
-        Ok(KBox::into_raw(node))
     }
 
     /// The current object (`rcu_dereference()`), valid while the read-side section `_section`
@@ -384,7 +367,16 @@ impl<T: Send> Rcu<T> {
     /// where `T`'s drop may run; under a [`Guard`] (or a spinlock) that means a drop that does
     /// not sleep, and `flags` that do not either (`GFP_ATOMIC`).
     pub fn replace(&self, value: T, flags: Flags) -> Result {
-        let new = Self::node(value, flags)?;
+        self.publish(Prepared::new(value, flags)?);
+        Ok(())
+    }
+
+    /// Publishes an object allocated beforehand, as [`Rcu::replace`] does, but without
+    /// allocating: it cannot fail. A writer that changes several `Rcu`s as one makes each
+    /// new object a [`Prepared`] first, so that it changes all of them or, if an allocation
+    /// fails, none.
+    pub fn publish(&self, prepared: Prepared<T>) {
+        let new = KBox::into_raw(prepared.node);
         // SAFETY: `shared` is valid while `self` lives (type invariants).
         let shared = unsafe { &*self.shared };
         // Counted before the callback can run, so that the callback does not take the `Rcu`
@@ -392,6 +384,8 @@ impl<T: Send> Rcu<T> {
         shared.state.fetch_add(1, Ordering::Relaxed);
         // `Release` publishes the contents of `new` with the pointer; `Acquire` takes
         // ownership of the old node from the writer that published it.
+        // INVARIANT: `new` is from `KBox::into_raw`, and the `Prepared` that owned it is gone:
+        // this object owns it now.
         let old = self.ptr.swap(new, Ordering::AcqRel);
         // SAFETY: `old` is a live node that this object owned (type invariant) and that the
         // swap took out of `ptr`: only this writer can reach it, though readers may still
@@ -407,7 +401,6 @@ impl<T: Send> Rcu<T> {
             )
         };
         self.drop_retired();
-        Ok(())
     }
 
     /// Drops the objects whose grace period has ended.
@@ -435,6 +428,31 @@ impl<T: Send> Rcu<T> {
             p = node.retired.next;
             drop(node);
         }
+    }
+}
+
+/// An object allocated for an [`Rcu`] and not published yet; [`Rcu::publish`] publishes it
+/// without allocating. Dropping it drops the object.
+pub struct Prepared<T: Send> {
+    node: KBox<Node<T>>,
+}
+
+impl<T: Send> Prepared<T> {
+    /// `value`, in the allocation (made with `flags`) that an [`Rcu`] keeps an object in. Its
+    /// header's `shared` is set when the object is replaced in turn.
+    pub fn new(value: T, flags: Flags) -> Result<Self> {
+        let node = KBox::new(
+            Node {
+                retired: Retired {
+                    head: Opaque::uninit(),
+                    next: ptr::null_mut(),
+                    shared: ptr::null(),
+                },
+                value,
+            },
+            flags,
+        )?;
+        Ok(Self { node })
     }
 }
 

@@ -8,7 +8,7 @@
 //! closure type makes a symbol name longer than modpost takes); the `vnic-races` scenario
 //! covers them, with transmit reading on two CPUs while the EM replaces the MAC table.
 
-use super::{barrier, wait_for_orphans, Guard, Rcu};
+use super::{barrier, wait_for_orphans, Guard, Prepared, Rcu};
 use crate::{kunit_expect, kunit_expect_eq, prelude::*};
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -155,6 +155,41 @@ fn drop_after_callbacks() {
     kunit_expect_eq!(drops(0, VALUES), 10);
 }
 
+/// Objects prepared for two `Rcu`s: nothing changes until each is published, publishing
+/// cannot fail, and one prepared but never published is dropped with nothing else touched
+/// (a writer that changes both, or neither when the second allocation fails).
+fn prepared_publish_changes_both_or_neither() {
+    reset();
+    let a = new_rcu(0);
+    let b = new_rcu(1);
+    let next_a = Prepared::new(Counted(2), GFP_KERNEL).expect("allocation");
+    let unused = Prepared::new(Counted(3), GFP_KERNEL).expect("allocation");
+    {
+        let g = Guard::new();
+        kunit_expect_eq!((a.read(&g).0, b.read(&g).0), (0, 1));
+    }
+    // The writer gives up: what it prepared goes, the `Rcu`s keep what they had.
+    drop((next_a, unused));
+    kunit_expect_eq!((drops(2, 3), drops(3, 4)), (1, 1));
+    kunit_expect_eq!(drops(0, 2), 0);
+    // Both prepared, then both published.
+    let next_a = Prepared::new(Counted(4), GFP_KERNEL).expect("allocation");
+    let next_b = Prepared::new(Counted(5), GFP_KERNEL).expect("allocation");
+    a.publish(next_a);
+    b.publish(next_b);
+    {
+        let g = Guard::new();
+        kunit_expect_eq!((a.read(&g).0, b.read(&g).0), (4, 5));
+    }
+    drop((a, b));
+    // SAFETY: As in `replaced_objects_are_dropped_once`.
+    unsafe { wait_for_orphans() };
+    for (v, d) in DROPS.iter().enumerate().take(6) {
+        kunit_expect_eq!((v, d.load(Ordering::Relaxed)), (v, 1));
+    }
+    kunit_expect_eq!(drops(6, VALUES), 0);
+}
+
 crate::kunit_suite!(
     rust_sync_rcu,
     [
@@ -163,5 +198,6 @@ crate::kunit_suite!(
         replaced_objects_are_dropped_once,
         drop_in_read_section,
         drop_after_callbacks,
+        prepared_publish_changes_both_or_neither,
     ]
 );
