@@ -24,7 +24,7 @@ use crate::wire::{
     mad::{vport_num, VemaMadHdr, VemaOp, IB_MGMT_VENDOR_HDR, OPA_MGMT_MAD_SIZE},
     vema_counters::{ErrorCounters, SummaryCounters},
     vema_info::{ClassPortInfo, VeswPortInfo},
-    vema_info_bytes::{VeswPortInfoBytes, VeswPortInfoRef},
+    vema_info_bytes::VeswPortInfoRef,
     vema_mac::{IfaceMacsHdr, MacTable, MacTableEntry, MacTableHdr},
     WireError,
 };
@@ -70,7 +70,7 @@ pub trait VportBackend {
 
     /// Applies a Set of the info of an existing virtual port and acts on it (opens or closes
     /// the port, changes its MAC or MTU): the writable fields of `info`
-    /// ([`VeswPortInfoBytes::apply_set`]), as the request carries them; then writes the info
+    /// ([`apply_set`]), as the request carries them; then writes the info
     /// as the Set leaves it into `out`, as [`VportBackend::encode_vport_info`] would (the
     /// answer, made while the backend still holds what it read the info under). An error
     /// (answered with its MAD status, [`WireError::Busy`] when what the change needs cannot
@@ -91,9 +91,11 @@ pub trait VportBackend {
     /// unchanged.
     fn update_mac_table(&mut self, vport: u8, table: &MacTable<'_>) -> Result<(), WireError>;
 
-    /// Empties the MAC table of an existing virtual port and zeroes its digest. An error
-    /// leaves the table as it was.
-    fn release_mac_table(&mut self, vport: u8) -> Result<(), WireError>;
+    /// Sets an existing virtual port back to the power-on values ([`VeswPortInfo::vema_pod`]),
+    /// acted on as [`VportBackend::set_vport_info`] acts on a Set, and empties its MAC table
+    /// and zeroes the digest (DeleteVesw; the port itself stays). All of it, or on error
+    /// ([`WireError::Busy`] when what it needs cannot be allocated) nothing.
+    fn reset_vport(&mut self, vport: u8) -> Result<(), WireError>;
 
     /// Calls `f` with each unicast (or, if `mcast`, multicast) address of the interface of an
     /// existing virtual port, in the order the EM sees them; returns the list's generation
@@ -206,17 +208,9 @@ fn answer<B: VportBackend + ?Sized>(
         },
         VemaOp::SetMacEntries => set_mac_entries(backend, vport, req, rsp),
         VemaOp::SetDeleteVesw => {
-            // Back to the power-on values, and no MAC table; the port itself stays. Each
-            // half is whole or not made, and a failed one is answered with its status (the
-            // EM deletes again), never success.
-            // The info the reset leaves is answered after the MAC table's release, which
-            // changes its digest.
-            let pod = VeswPortInfoBytes::from_info(&VeswPortInfo::vema_pod());
-            let mut scratch = [0u8; VeswPortInfo::SIZE];
-            let reset = backend
-                .set_vport_info(vport, &pod.borrowed(), &mut scratch)
-                .and_then(|()| backend.release_mac_table(vport));
-            match reset {
+            // A failed reset is answered with its status (the EM deletes again), never
+            // success; the answer is the info as the reset leaves it.
+            match backend.reset_vport(vport) {
                 Ok(()) => get_vport_info(backend, vport, rsp).into(),
                 Err(e) => Status::Error(e),
             }

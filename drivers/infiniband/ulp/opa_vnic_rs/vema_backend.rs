@@ -9,9 +9,10 @@ use crate::vema_agent::VportBackend;
 use crate::vport::{VportMacs, VportShared, VportUlp};
 use crate::vport_stats::{self, VportId};
 use crate::wire::{
+    tx_plan::TxPlan,
     vema_counters::{ErrorCounters, SummaryCounters},
     vema_info::{ClassPortInfo, VeswPortInfo, ETH_MTU_MAX, STATE_FORWARDING},
-    vema_info_bytes::{VeswPortInfoRef, SIZE as INFO_SIZE},
+    vema_info_bytes::{VeswPortInfoBytes, VeswPortInfoRef, SIZE as INFO_SIZE},
     vema_mac::{MacTable, MacTableEntry},
     WireError,
 };
@@ -23,7 +24,7 @@ use kernel::{
         netdev::{AddrList, UlpNetdev},
         scope::DeviceScope,
     },
-    sync::{Arc, IrqSpinLock},
+    sync::{rcu::Prepared, Arc, IrqSpinLock},
 };
 
 /// A virtual Ethernet switch port and its netdev.
@@ -35,6 +36,68 @@ pub(crate) struct Vport {
     pub(crate) vema_mac: [u8; 6],
     /// The MAC table, as the agent last published it for transmit; the agent reads it here.
     pub(crate) macs: Option<Arc<VportMacs>>,
+}
+
+impl Vport {
+    /// Sets `info` (whose plan is `plan`, [`VportShared::prepare`]) and acts on it; with
+    /// `macs`, also publishes that empty MAC table and zeroes the digest, in the same hold of
+    /// the vport's lock as the info, so that a Get sees both or neither. Returns the info as
+    /// it leaves it (the answer). Cannot fail: what it needs is allocated.
+    fn apply_info(
+        &mut self,
+        info: &VeswPortInfoRef<'_>,
+        plan: Prepared<TxPlan>,
+        macs: Option<Prepared<Option<Arc<VportMacs>>>>,
+    ) -> [u8; INFO_SIZE] {
+        // The plan of the request: it reads only what `apply_set` copies from it, so it is
+        // the plan of the info about to be set (the host tests check that for any info and
+        // Set). Transmit may use it a moment before the info reads so, as C's transmit reads
+        // each field as its Set writes it.
+        self.shared.publish(plan, info);
+        // The empty table before the digest says so, as a MAC table Set publishes its table
+        // before it changes the digest.
+        let released = macs.is_some();
+        if let Some(macs) = macs {
+            self.shared.publish_macs(macs);
+            self.macs = None;
+        }
+        let netdev = self.netdev.netdev();
+        // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
+        // serialises only the MAC, with its adapter lock); the state follows `IFF_UP` as it
+        // is under RTNL, which open and stop change and report under RTNL too.
+        let rtnl = Rtnl::lock();
+        // The new values and the state they give (`opa_vnic_update_state()`, which C calls
+        // last: with RTNL and the port's lock held, nothing reads the state in between), and
+        // the answer, in one hold of the lock; what the rest needs of the new info, not the
+        // info (280 bytes) itself.
+        let (answer, mac, eth_mtu, vesw_id, forwarding) = {
+            let mut st = self.shared.state.lock();
+            st.info.apply_set(info);
+            st.info.update_state(netdev.is_up(&rtnl));
+            if released {
+                st.info.set_mac_tbl_digest(0);
+            }
+            (
+                *st.info.bytes(),
+                st.info.base_mac_addr(),
+                st.info.eth_mtu(),
+                st.info.vesw_id(),
+                st.info.config_state() == STATE_FORWARDING,
+            )
+        };
+        if mac != self.vema_mac {
+            netdev.set_mac(&rtnl, &mac);
+            self.vema_mac = mac;
+        }
+        // The C driver takes any eth_mtu; above ETH_MTU_MAX frames no longer fit the 16B
+        // length field.
+        netdev.set_max_mtu(&rtnl, u32::from(eth_mtu.min(ETH_MTU_MAX)));
+        // Under RTNL too: the device's `set_id` may reopen the netdev (hfi1 takes the vport's
+        // mutex, which its open takes under RTNL: the same order).
+        netdev.set_vesw_id(vesw_id);
+        netdev.set_dormant(!forwarding);
+        answer
+    }
 }
 
 /// What the agent of a port keeps, under the port's lock.
@@ -173,9 +236,9 @@ impl VportBackend for Backend<'_> {
     /// `opa_vnic_process_vema_config()`: the new values, then the interface's MAC, vesw id,
     /// MTU limit, flow table and state.
     ///
-    /// What transmit reads is replaced first, since that is what can fail (its allocation):
-    /// a Set it fails is answered busy and changes nothing, rather than answered success
-    /// with transmit still on the old values.
+    /// What transmit reads is allocated first, since that is what can fail: a Set it fails
+    /// is answered busy and changes nothing, rather than answered success with transmit
+    /// still on the old values.
     fn set_vport_info(
         &mut self,
         vport: u8,
@@ -189,43 +252,8 @@ impl VportBackend for Backend<'_> {
         let out = out
             .first_chunk_mut::<INFO_SIZE>()
             .ok_or(WireError::NoSpace)?;
-        // The plan of the request: it reads only what `apply_set` copies from it, so it is
-        // the plan of the info about to be set (the host tests check that for any info and
-        // Set). Transmit may use it a moment before the info reads so, as C's transmit reads
-        // each field as its Set writes it.
-        v.shared.publish(info).map_err(|_| WireError::Busy)?;
-        let netdev = v.netdev.netdev();
-        // The MAC and MTU change under RTNL, serialised with `ip link set` (the C driver
-        // serialises only the MAC, with its adapter lock); the state follows `IFF_UP` as it
-        // is under RTNL, which open and stop change and report under RTNL too.
-        let rtnl = Rtnl::lock();
-        // The new values and the state they give (`opa_vnic_update_state()`, which C calls
-        // last: with RTNL and the port's lock held, nothing reads the state in between), and
-        // the answer, in one hold of the lock; what the rest needs of the new info, not the
-        // info (280 bytes) itself.
-        let (mac, eth_mtu, vesw_id, forwarding) = {
-            let mut st = v.shared.state.lock();
-            st.info.apply_set(info);
-            st.info.update_state(netdev.is_up(&rtnl));
-            *out = *st.info.bytes();
-            (
-                st.info.base_mac_addr(),
-                st.info.eth_mtu(),
-                st.info.vesw_id(),
-                st.info.config_state() == STATE_FORWARDING,
-            )
-        };
-        if mac != v.vema_mac {
-            netdev.set_mac(&rtnl, &mac);
-            v.vema_mac = mac;
-        }
-        // The C driver takes any eth_mtu; above ETH_MTU_MAX frames no longer fit the 16B
-        // length field.
-        netdev.set_max_mtu(&rtnl, u32::from(eth_mtu.min(ETH_MTU_MAX)));
-        // Under RTNL too: the device's `set_id` may reopen the netdev (hfi1 takes the vport's
-        // mutex, which its open takes under RTNL: the same order).
-        netdev.set_vesw_id(vesw_id);
-        netdev.set_dormant(!forwarding);
+        let plan = VportShared::prepare(info).map_err(|_| WireError::Busy)?;
+        *out = v.apply_info(info, plan, None);
         Ok(())
     }
 
@@ -256,10 +284,9 @@ impl VportBackend for Backend<'_> {
         } else {
             Some(Arc::new(MacIndex::new(slots), GFP_KERNEL).map_err(|_| WireError::NoSpace)?)
         };
-        // Transmit first: on failure nothing has changed.
-        v.shared
-            .publish_macs(new.clone())
-            .map_err(|_| WireError::NoSpace)?;
+        // Transmit's copy before anything changes: on failure nothing has.
+        let published = Prepared::new(new.clone(), GFP_KERNEL).map_err(|_| WireError::NoSpace)?;
+        v.shared.publish_macs(published);
         v.shared
             .state
             .lock()
@@ -269,14 +296,19 @@ impl VportBackend for Backend<'_> {
         Ok(())
     }
 
-    /// `opa_vnic_release_mac_tbl()`: no entries, digest 0. Transmit first, as in
-    /// [`VportBackend::update_mac_table`]: on failure nothing has changed.
-    fn release_mac_table(&mut self, vport: u8) -> Result<(), WireError> {
-        if let Some(v) = self.state.vport_mut(vport) {
-            v.shared.publish_macs(None).map_err(|_| WireError::Busy)?;
-            v.shared.state.lock().info.set_mac_tbl_digest(0);
-            v.macs = None;
-        }
+    /// `vema_set_delete_vesw()`: the power-on info, acted on as a Set of it, then
+    /// `opa_vnic_release_mac_tbl()`: no entries, digest 0. Both allocations are made first,
+    /// so that a reset that cannot have both changes nothing (answered busy, and the EM
+    /// deletes again) instead of leaving the info reset and the table as it was.
+    fn reset_vport(&mut self, vport: u8) -> Result<(), WireError> {
+        let Some(v) = self.state.vport_mut(vport) else {
+            return Ok(());
+        };
+        let pod = VeswPortInfoBytes::from_info(&VeswPortInfo::vema_pod());
+        let pod = pod.borrowed();
+        let plan = VportShared::prepare(&pod).map_err(|_| WireError::Busy)?;
+        let macs = Prepared::new(None, GFP_KERNEL).map_err(|_| WireError::Busy)?;
+        v.apply_info(&pod, plan, Some(macs));
         Ok(())
     }
 

@@ -94,8 +94,9 @@ impl VportBackend for TestPort {
         v.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
         Ok(())
     }
-    fn release_mac_table(&mut self, vport: u8) -> Result<(), WireError> {
+    fn reset_vport(&mut self, vport: u8) -> Result<(), WireError> {
         if let Some(v) = self.vport_mut(vport) {
+            v.info.apply_set(&VeswPortInfo::vema_pod());
             v.macs = MacIndex::new(KVec::new());
             v.info.vport.mac_tbl_digest = 0;
         }

@@ -33,7 +33,7 @@ use kernel::{
         netdev::{AddrList, AddrLists, EthtoolStat, UlpNetdevAtomic, UlpNetdevRef, VnicUlp},
     },
     sync::{
-        rcu::{Rcu, ReadSide},
+        rcu::{Prepared, Rcu, ReadSide},
         Arc, IrqSpinLock,
     },
     time::{ktime_ms_delta, Ktime},
@@ -109,22 +109,26 @@ impl VportShared {
         )
     }
 
-    /// Publishes the plan of `info` for transmit, and its VLs for queue selection. Does not
-    /// wait for the transmits that may still read the plan it replaces (RCU frees that one
-    /// later), so an EM's Sets do not queue behind grace periods. The caller serialises
-    /// publishers (the agent holds the port's lock), so that the last plan published is the
-    /// one of the last info set.
-    pub(crate) fn publish(&self, info: &VeswPortInfoRef<'_>) -> Result {
-        self.plan.replace(TxPlan::new(info), GFP_KERNEL)?;
-        // Only now: queue selection must not pick by a plan that transmit never sends with
-        // (the replace fails if it cannot allocate).
+    /// The plan of `info`, allocated for [`VportShared::publish`]: the one step of a Set of
+    /// the info that can fail, so it comes before anything changes.
+    pub(crate) fn prepare(info: &VeswPortInfoRef<'_>) -> Result<Prepared<TxPlan>> {
+        Prepared::new(TxPlan::new(info), GFP_KERNEL)
+    }
+
+    /// Publishes `plan`, the plan of `info` ([`VportShared::prepare`]), for transmit, and the
+    /// VLs of `info` for queue selection, in that order: queue selection never picks by a
+    /// plan that transmit does not send with. Does not wait for the transmits that may still
+    /// read the plan it replaces (RCU frees that one later), so an EM's Sets do not queue
+    /// behind grace periods. The caller serialises publishers (the agent holds the port's
+    /// lock), so that the last plan published is the one of the last info set.
+    pub(crate) fn publish(&self, plan: Prepared<TxPlan>, info: &VeswPortInfoRef<'_>) {
+        self.plan.publish(plan);
         self.vl.set(info);
-        Ok(())
     }
 
     /// Publishes the MAC table `macs` for transmit, as [`VportShared::publish`] does the plan.
-    pub(crate) fn publish_macs(&self, macs: Option<Arc<VportMacs>>) -> Result {
-        self.macs.replace(macs, GFP_KERNEL)
+    pub(crate) fn publish_macs(&self, macs: Prepared<Option<Arc<VportMacs>>>) {
+        self.macs.publish(macs);
     }
 
     /// Oper state and link status follow the configured state and the interface's; the

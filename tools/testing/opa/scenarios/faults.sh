@@ -22,6 +22,11 @@
 #           packet); an apply that succeeded must leave them reaching each
 #           other on the new id (a Set answered success must be in effect
 #           for transmit too)
+#   delete  on the vport on LID 2, applied with an explicit MAC table
+#           entry: vnic-em set --delete, one attempt (--retries 0: a busy
+#           answer is a failure, not retried); the vport must be as it was,
+#           or wholly reset (power-on info, no MAC table, digest 0), never
+#           the info reset with the table kept
 #   flap    on an applied vport, up: its node port's link down and up
 #           (opasim's state: the port events hfi1 delivers); the carrier
 #           must come back
@@ -46,11 +51,11 @@
 # injected.
 #
 # The C opa_vnic, the reference, is searched at sampled Ns: apply and mac
-# every 24th allocation, vesw every one and the others every 4th (its
-# failures that matter are the sites it shares with opa_vnic_rs: the MAD
-# answers, the netdev's creation, and the MAC table, which apply reaches:
-# mac's every 24th meets only the MAD answers); opa_vnic_rs at every N that
-# search() names, and both at every rate.
+# every 24th allocation, vesw every one, delete as opa_vnic_rs, the others
+# every 4th (its failures that matter are the sites it shares with
+# opa_vnic_rs: the MAD answers, the netdev's creation, and the MAC table,
+# which apply reaches: mac's every 24th meets only the MAD answers);
+# opa_vnic_rs at every N that search() names, and both at every rate.
 #
 # opa.faults_quick=1 on the kernel command line (OPA_FLAVOR=debug make check
 # sets it: under KASAN a step takes three times as long) keeps opa_vnic_rs
@@ -141,6 +146,24 @@ applied_true() {
 	}
 }
 
+# deleted_whole RC: after a delete of the vport on LID 2 (applied from
+# /tmp/mac.toml) that exited RC, the vport is wholly reset: vesw id 0, no
+# MAC table, digest 0; or, if RC is not 0, still as /tmp/mac.toml made it
+# (a delete may also be done with its answer lost).
+deleted_whole() {
+	local json
+	/opa/vnic-em -d umad0 show --lid 2 --vport 0 --json --no-counters >/tmp/show.json ||
+		fail "$drv delete #$n: cannot read the vport with faults off"
+	json=$(tr -d ' \n' </tmp/show.json)
+	case $json in
+	*'"vesw":{"id":0,'*'"mac_tbl_digest":0,'*'"mac_table":[],'*) return 0 ;;
+	esac
+	[ "$1" != 0 ] && /opa/vnic-em -d umad0 apply --check /tmp/mac.toml >/tmp/check.out 2>&1 && return 0
+	cat /tmp/op.out
+	echo "$json"
+	fail "$drv delete #$n: exit $1, and the vport is neither as it was nor wholly reset"
+}
+
 # armed_apply FILE: apply FILE with the Nth allocation failed; sets rc and,
 # when the fault did not fire, injected=no (step's variables).
 armed_apply() {
@@ -191,6 +214,14 @@ step() {
 			fail "$drv vesw #$n: apply reported success, but the vports do not reach each other on the new vesw id"
 		fi
 		netns_back "$a" "$b"
+		;;
+	delete)
+		must /opa/vnic-em -d umad0 apply /tmp/mac.toml >/dev/null
+		arm "$n"
+		/opa/vnic-em -d umad0 --retries 0 set --lid 2 --vport 0 --delete >/tmp/op.out 2>&1
+		rc=$?
+		disarm || injected=no
+		deleted_whole $rc
 		;;
 	flap)
 		must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
@@ -255,7 +286,10 @@ step() {
 # answers, a few allocations each, the same sites again for each MAD), then
 # every 6th (the netdev's creation: register_netdev() alone makes a hundred,
 # kernfs nodes of one call); mac: every one of the first 24, then every 3rd
-# (the MADs again); the others make few: every one.
+# (the MADs again); delete: every one of the first 12 (the Gets' answers and the
+# delete's own: its transmit plan and table, its netdev's changes), then every
+# 4th (the answers to vnic-em's later reads, three allocations each); the
+# others make few: every one.
 # failslab's count is a plain increment (should_fail_ex()): two CPUs in the
 # driver's code at once can lose one, or carry it past the interval, and the
 # fault then never fires. So a run with none failed is believed only when
@@ -367,6 +401,7 @@ run_with() {
 		search iplink 1 4 4
 		search mac 1 24 24
 		search vesw 1 1 4
+		search delete 12 4 2
 		search flap 1 4 0
 		search traffic 1 4 0
 	else
@@ -374,6 +409,7 @@ run_with() {
 		search iplink 1 1 4
 		search mac 24 3 24
 		search vesw 1 1 4
+		search delete 12 4 2
 		search flap 1 1 0
 		search traffic 1 1 0
 	fi

@@ -107,6 +107,12 @@ fn delete_vesw_resets_to_power_on_values_and_empties_the_table() {
 #[test]
 fn delete_vesw_that_cannot_be_made_is_answered_busy() {
     let mut port = port_with_vport(2);
+    let mut info = VeswPortInfo::vema_pod();
+    info.vesw.vesw_id = 7;
+    run(
+        &mut port,
+        &request(METHOD_SET, ATTR_VESWPORT_INFO, 2, &info.to_bytes()),
+    );
     let t = mac_table(0, 1, &[([2, 0, 0, 0, 0, 1], 1)]);
     run(
         &mut port,
@@ -117,6 +123,7 @@ fn delete_vesw_that_cannot_be_made_is_answered_busy() {
     assert_eq!(status(&rsp), MAD_STATUS_BUSY);
     assert_eq!(port.vports[&2].macs.len(), 1, "the table stays");
     assert_eq!(port.vports[&2].info.vport.mac_tbl_digest, 1);
+    assert_eq!(port.vports[&2].info.vesw.vesw_id, 7, "the info stays");
 }
 
 #[test]

@@ -25,7 +25,7 @@ struct Vport {
     ucast: Vec<[u8; 6]>,
     mcast: Vec<[u8; 6]>,
     refuse_update: bool,
-    /// Sets of the info and releases of the MAC table fail busy (what cannot allocate).
+    /// Sets and resets of the info fail busy (what cannot allocate).
     busy: bool,
 }
 
@@ -98,11 +98,12 @@ impl VportBackend for TestPort {
         v.info.vport.mac_tbl_digest = table.hdr.mac_tbl_digest;
         Ok(())
     }
-    fn release_mac_table(&mut self, vport: u8) -> Result<(), WireError> {
+    fn reset_vport(&mut self, vport: u8) -> Result<(), WireError> {
         let v = self.vports.get_mut(&vport).unwrap();
         if v.busy {
             return Err(WireError::Busy);
         }
+        v.info.apply_set(&VeswPortInfo::vema_pod());
         v.macs.clear();
         v.info.vport.mac_tbl_digest = 0;
         Ok(())
