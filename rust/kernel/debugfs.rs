@@ -33,6 +33,9 @@
 //! let dir = Dir::new(c_str!("rust_doctest_debugfs"), None)?;
 //! let file = File::new(&ANSWER_OPS, &dir, c_str!("answer"), 0o444, Arc::new(Answer, GFP_KERNEL)?)?;
 //! drop(file);
+//! // Permission bits only: a file type in `mode` is refused (debugfs would `BUG()` on it).
+//! let dir_mode = File::new(&ANSWER_OPS, &dir, c_str!("d"), 0o040444, Arc::new(Answer, GFP_KERNEL)?);
+//! assert_eq!(dir_mode.err(), Some(EINVAL));
 //! # Ok::<(), Error>(())
 //! ```
 //!
@@ -202,6 +205,15 @@ macro_rules! debugfs_file_operations {
 
 /// A debugfs file showing `T`.
 ///
+/// Dropping it removes the file, waiting for the [`FileOps::show`] and [`FileOps::store`]
+/// calls in progress with its directory's inode locked (`debugfs_remove()`). So those calls
+/// must not drop a `File` of that directory (their own: it waits for itself), nor create
+/// one there, nor take a lock that a dropper of such a file holds: each deadlocks.
+///
+/// A `File` must be dropped before its module is unloaded: debugfs does not remove a
+/// module's files when it goes, so one that is leaked (`mem::forget`, a reference cycle)
+/// stays, with operations in the unloaded module's memory.
+///
 /// # Invariants
 ///
 /// `dentry` is a debugfs file this object created with the address of `*data` as its private
@@ -222,7 +234,8 @@ unsafe impl<T: FileOps> Sync for File<T> {}
 
 impl<T: FileOps> File<T> {
     /// Creates the file `name` in `dir` with permissions `mode` (for example `0o644`), showing
-    /// `data` through `ops`.
+    /// `data` through `ops`. `EINVAL` if `mode` has bits other than permissions (a file type:
+    /// `__debugfs_create_file()` `BUG()`s on one that is not a regular file's).
     pub fn new(
         ops: &'static FileOperations<T>,
         dir: &Dir,
@@ -230,6 +243,9 @@ impl<T: FileOps> File<T> {
         mode: u16,
         data: Arc<T>,
     ) -> Result<Self> {
+        if mode & !0o7777 != 0 {
+            return Err(EINVAL);
+        }
         // SAFETY: `name` is a valid C string and `dir` a live directory; the private data
         // outlives the file (type invariant) and the operations are static.
         let d = dentry_or_err(unsafe {
