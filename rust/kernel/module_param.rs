@@ -15,7 +15,8 @@
 //!
 //! As C's `MODULE_PARAM_PREFIX`, a parameter of a module built into the kernel is named
 //! `<module>.<name>` (`opasim.devices=3` on the kernel command line); the macros take the module
-//! name from the crate's root module path, so they are invoked at the crate root.
+//! name from the crate's root module path, so they are invoked at the crate root (elsewhere
+//! they do not compile).
 
 use crate::{bindings, str::CStr};
 use core::cell::UnsafeCell;
@@ -130,7 +131,7 @@ macro_rules! module_param_uint {
         #[allow(non_upper_case_globals)]
         static $name: $crate::module_param::UintParam =
             $crate::module_param::UintParam::new($default);
-        $crate::__module_param_entry!($name, param_ops_uint);
+        $crate::__module_param_entry!($name: $crate::module_param::UintParam, param_ops_uint);
     };
 }
 
@@ -142,15 +143,48 @@ macro_rules! module_param_charp {
         #[allow(non_upper_case_globals)]
         static $name: $crate::module_param::CharpParam =
             $crate::module_param::CharpParam::new($default);
-        $crate::__module_param_entry!($name, param_ops_charp);
+        $crate::__module_param_entry!($name: $crate::module_param::CharpParam, param_ops_charp);
     };
 }
 
+/// Whether `path` (a `module_path!()`) can prefix a parameter's name: a crate root (the module
+/// name, as C's `KBUILD_MODNAME`), short enough for `MAX_PARAM_PREFIX_LEN` with its `.`
+/// (`param_sysfs_builtin()` copies the prefix into a buffer of that size).
+#[doc(hidden)]
+pub const fn is_param_prefix(path: &str) -> bool {
+    let b = path.as_bytes();
+    // `MAX_PARAM_PREFIX_LEN`, a C expression bindgen does not translate.
+    const MAX_PARAM_PREFIX_LEN: usize = 64 - core::mem::size_of::<crate::ffi::c_ulong>();
+    if b.len() + 1 > MAX_PARAM_PREFIX_LEN {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b':' {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The entry of a parameter of one of the types above, with that type's operations: the types
+/// are named where the macros above expand this, and checked against the static's, so that an
+/// entry never gives the loader operations that write another type than the static's.
 #[doc(hidden)]
 #[macro_export]
+// `crate` on purpose: the `THIS_MODULE` of the crate the macro is called in, which `module!`
+// defines at its root.
+#[allow(clippy::crate_in_macro_def)]
 macro_rules! __module_param_entry {
-    ($name:ident, $ops:ident) => {
+    ($name:ident: $t:ty, $ops:ident) => {
         const _: () = {
+            // The module name (the crate root's path) prefixes a built-in parameter's name.
+            const _: () = ::core::assert!(
+                $crate::module_param::is_param_prefix(::core::module_path!()),
+                "module parameters are declared at the crate root, whose name fits \
+                 MAX_PARAM_PREFIX_LEN"
+            );
             #[link_section = "__param"]
             #[used]
             static ENTRY: $crate::module_param::ParamEntry = {
@@ -162,14 +196,18 @@ macro_rules! __module_param_entry {
                     ".",
                     ::core::stringify!($name)
                 ));
-                // SAFETY: `THIS_MODULE` is the module's, the operations match the static
-                // value, which `$name` is.
+                // The static's type, checked.
+                let value: &'static $t = &$name;
+                // The crate root's: the module's own (`module!` defines it there).
+                let module: &'static $crate::ThisModule = &crate::THIS_MODULE;
+                // SAFETY: `module` is the module's `THIS_MODULE`; the operations are those
+                // of `$t`, the type of the static value.
                 unsafe {
                     $crate::module_param::ParamEntry::new(
                         name,
-                        THIS_MODULE.as_ptr(),
+                        module.as_ptr(),
                         &raw const $crate::bindings::$ops,
-                        $name.as_arg(),
+                        value.as_arg(),
                     )
                 }
             };
