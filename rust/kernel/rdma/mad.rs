@@ -37,6 +37,11 @@ pub const VENDOR_HDR_LEN: usize = bindings::IB_MGMT_VENDOR_HDR as usize;
 pub const IB_MAD_LEN: usize = core::mem::size_of::<bindings::ib_mad>();
 
 /// What an agent asks the MAD layer for (`struct ib_mad_reg_req`).
+///
+/// An agent sends and receives whole MADs, without RMPP (its RMPP version is 0): the MAD
+/// layer's RMPP trusts the header's flags of what it sends, and a send that claims to be a
+/// segment it did not make waits for an acknowledgement for ever, which the agent's
+/// unregistration then waits for (`ib_send_rmpp_mad()`, `unregister_mad_agent()`).
 pub struct AgentSpec<'a> {
     /// The management class.
     pub class: u8,
@@ -46,8 +51,6 @@ pub struct AgentSpec<'a> {
     pub oui: [u8; 3],
     /// The methods (each below 128) whose unsolicited MADs the agent receives.
     pub methods: &'a [u8],
-    /// The RMPP version (0 for none).
-    pub rmpp_version: u8,
 }
 
 /// Where an unsolicited MAD goes.
@@ -67,7 +70,8 @@ pub trait MadHandler: Send + Sync + Sized + 'static {
     /// A MAD the agent registered for arrived on `agent` (this handler's agent). It is freed
     /// when this returns; answer it (at most once) with [`RecvMad::respond`].
     ///
-    /// Runs in process context (the MAD layer's workqueue), possibly on several CPUs at once.
+    /// Runs in process context (the work that polls the port's MAD completion queue, or the
+    /// port's MAD workqueue for a MAD of the host itself), possibly on several CPUs at once.
     fn recv(&self, agent: &Agent<Self>, mad: &RecvMad<'_>);
 }
 
@@ -165,8 +169,9 @@ impl<H: MadHandler> Agent<H> {
         // SAFETY: The MAD layer passes a valid send completion whose `send_buf` is one that
         // `RecvMad::respond`, `Agent::send` or `Sender::send` posted (the agent posts no other):
         // its `ah` is ours and, the send being complete, nothing uses either any more. Send
-        // completions run in the MAD layer's workqueue (`ib_mad_send_done()` and the timeout
-        // and cancel work of `mad.c`), where sleeping is fine.
+        // completions run in process context, where sleeping is fine: the work that polls the
+        // port's completion queue (`ib_mad_send_done()`), the port's MAD workqueue (local
+        // completions, timeouts) or the thread that unregisters (`cancel_mads()`).
         unsafe { free_send((*wc).send_buf, Context::Process) };
     }
 
@@ -208,8 +213,9 @@ impl<H: MadHandler> Agent<H> {
 /// sending first. Dropping a registration sleeps.
 ///
 /// Never drop a registration from a MAD handler of an agent of the same port: unregistering
-/// flushes the port's MAD workqueue (`flush_workqueue()` in `ib_unregister_mad_agent()`),
-/// which runs those handlers, and so waits for itself (a deadlock, which lockdep reports).
+/// flushes the port's MAD workqueue (`flush_workqueue()` in `ib_unregister_mad_agent()`) and
+/// waits for the agent's sends in flight to complete, which the work that polls the port's
+/// completion queue, running that handler, delivers: it waits for itself (a deadlock).
 /// Hand the drop to a work item of another queue.
 ///
 /// # Invariants
@@ -278,7 +284,7 @@ impl<H: MadHandler> Registration<H> {
                 port,
                 bindings::ib_qp_type_IB_QPT_GSI,
                 &mut req,
-                spec.rmpp_version,
+                0,
                 Some(Agent::<H>::send_handler),
                 Some(Agent::<H>::recv_handler),
                 context.cast_mut().cast::<c_void>(),

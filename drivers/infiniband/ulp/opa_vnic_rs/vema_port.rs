@@ -137,15 +137,14 @@ impl MadHandler for VemaPort {
 
 /// Registers the VEMA agent of `port` of `device`.
 pub(crate) fn register(device: &DeviceScope, port: u32) -> Result<Registration<VemaPort>> {
+    // Without RMPP, as every agent of the kernel crate (C registers with it): no VEMA MAD is
+    // segmented, and an RMPP request reaches the agent as one MAD and is answered as one,
+    // where with RMPP the requester got the core's ACK and the next unload hung.
     let spec = AgentSpec {
         class: OPA_MGMT_CLASS_INTEL_EMA,
         class_version: OPA_EMA_CLASS_VERSION,
         oui: INTEL_OUI,
         methods: &[METHOD_GET, METHOD_SET],
-        // No VEMA MAD is segmented, so the agent does not take part in RMPP (C registers with
-        // it): an RMPP request reaches the agent as one MAD and is answered as one, where
-        // with RMPP the requester got the core's ACK and the next unload hung.
-        rmpp_version: 0,
     };
     let req = KBox::new([0u8; OPA_MGMT_MAD_SIZE], GFP_KERNEL)?;
     let trap_sink = Arc::pin_init(

@@ -60,8 +60,9 @@ impl RecvMad<'_> {
     /// agent that reads a whole MAD sees it.
     ///
     /// Managers may send a MAD trimmed to its header and attribute (opa-fm does), and an
-    /// InfiniBand-sized MAD (base version 1) is 256 bytes; the MAD layer's receive buffers are
-    /// zero-filled to the port's largest MAD, so the C agents read the missing tail as zeros.
+    /// InfiniBand-sized MAD (base version 1) is 256 bytes. The C agents read a whole MAD out of
+    /// the MAD layer's receive buffer, whose tail past what arrived is not the sender's (zeros,
+    /// or what an earlier MAD left there); this reads it as zeros, always.
     /// Returns the number of bytes that were received.
     pub fn read_padded(&self, out: &mut [u8]) -> usize {
         let b = self.bytes();
@@ -98,6 +99,10 @@ impl RecvMad<'_> {
     /// way, and the MAD layer sends the whole buffer.
     ///
     /// The address handle and the send buffer are freed when the send completes.
+    ///
+    /// Sleeps (the address handle is made with `RDMA_CREATE_AH_SLEEPABLE`, the buffer with
+    /// `GFP_KERNEL`): call it from the handler itself, not under a spinlock or in an RCU
+    /// read-side section.
     pub fn respond(&self, rsp: &[u8]) -> Result {
         self.respond_with(rsp.len(), rsp.first().copied(), |buf| {
             buf.copy_from_slice(rsp);

@@ -89,7 +89,8 @@ pub(super) unsafe fn post_mad(
 
 /// Sends a MAD of `len` bytes (vendor header and data) that `fill` writes into the send
 /// buffer, which the MAD layer zeroed: an answer built in place, with no copy. Nothing is sent
-/// if `fill` fails.
+/// if `fill` fails, nor (`EINVAL`) if what it wrote is a subnet management MAD (an SMP), which
+/// a GSI agent does not send.
 ///
 /// # Safety
 ///
@@ -135,7 +136,18 @@ pub(super) unsafe fn post_mad_with(
     };
     // SAFETY: `buf` is a fresh send buffer whose `mad` holds `len` bytes (header plus data, as
     // asked), zeroed by `ib_create_send_mad()`; nothing else uses it until it is posted.
-    let filled = fill(unsafe { core::slice::from_raw_parts_mut((*buf).mad.cast::<u8>(), len) });
+    let mad = unsafe { core::slice::from_raw_parts_mut((*buf).mad.cast::<u8>(), len) };
+    // A GSI agent sends no SMP (its management class is the header's second byte): the MAD
+    // layer hands a directed-route one to the device's `process_mad` as a local SMP, and
+    // copies the port's MAD size (2048 bytes on an OPA port) out of this buffer, which may
+    // hold 256 (`handle_outgoing_dr_smp()`); a LID-routed one would skip the SMP checks of
+    // QP0's agents.
+    let filled = fill(mad).and_then(|()| match u32::from(mad[1]) {
+        bindings::IB_MGMT_CLASS_SUBN_LID_ROUTED | bindings::IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE => {
+            Err(EINVAL)
+        }
+        _ => Ok(()),
+    });
     // SAFETY: As above.
     unsafe { (*buf).ah = to.ah };
     if let Err(e) = filled {
