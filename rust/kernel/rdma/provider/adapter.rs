@@ -41,6 +41,7 @@ impl<T: Provider> Adapter<T> {
         reg_user_mr: Some(Self::reg_user_mr),
         dereg_mr: Some(Self::dereg_mr),
         create_cq: Some(Cq::<T>::create_cq_callback),
+        pre_destroy_cq: Some(Cq::<T>::pre_destroy_cq_callback),
         destroy_cq: Some(Cq::<T>::destroy_cq_callback),
         poll_cq: Some(Cq::<T>::poll_cq_callback),
         req_notify_cq: Some(Cq::<T>::req_notify_cq_callback),
@@ -334,7 +335,8 @@ impl<T: Provider> Adapter<T> {
         // SAFETY: As in `query_device`.
         let dev = unsafe { ProviderDevice::<T>::from_raw(ibdev) };
         // SAFETY: `stats` was allocated by `alloc_hw_port_stats` with `num_counters` values;
-        // the core holds its lock during the call.
+        // the core holds its lock during the call (or calls it once before its sysfs files
+        // exist, `setup_hw_port_stats()`, with nothing else using it).
         let vals = unsafe {
             let n = usize::try_from((*stats).num_counters).unwrap_or(0);
             (*stats).value.as_mut_slice(n)

@@ -65,9 +65,9 @@ impl CqCore {
     /// high-priority `comp_vector_wq`.
     pub(super) fn notify(&self) {
         // SAFETY: `comp_work` is initialised and the CQ alive (type invariant, and `&self`);
-        // `destroy_cq` flushes the work before the core frees the CQ, and nothing can queue it
-        // again then (no QP uses the CQ any more). `system_highpri_wq` is set at boot, before
-        // any module runs.
+        // `pre_destroy_cq` (or `destroy_cq`) disables the work before the core frees the CQ,
+        // after which this queues nothing, whoever calls it (the core's own poll work may
+        // still arm the CQ then). `system_highpri_wq` is set at boot, before any module runs.
         unsafe {
             bindings::queue_work_on(
                 bindings::wq_misc_consts_WORK_CPU_UNBOUND as c_int,
@@ -75,6 +75,13 @@ impl CqCore {
                 self.comp_work.get(),
             )
         };
+    }
+
+    /// Cancels the completion handler's call if queued, waits for one running, and makes
+    /// [`CqCore::notify`] queue nothing from then on (`disable_work_sync()`); process context.
+    pub(super) fn disable(&self) {
+        // SAFETY: `comp_work` is initialised and the CQ alive (type invariant, and `&self`).
+        unsafe { bindings::disable_work_sync(self.comp_work.get()) };
     }
 
     /// Waits until the completion handler's work item is neither queued nor running
@@ -220,6 +227,25 @@ impl<T: Provider> Cq<T> {
         Ok(())
     }
 
+    /// `ib_free_cq()` calls this before it cancels its own poll work, which may still arm the
+    /// CQ and so run the provider's [`Provider::req_notify_cq`] and [`Provider::poll_cq`]:
+    /// a handler call they queue then would queue that poll work again, after its cancel and
+    /// past the CQ's free. So the handler's work is disabled first: a [`Cq::notify`] from
+    /// then on does nothing.
+    ///
+    /// [`Provider::req_notify_cq`]: crate::rdma::provider::Provider::req_notify_cq
+    /// [`Provider::poll_cq`]: crate::rdma::provider::Provider::poll_cq
+    ///
+    /// # Safety
+    ///
+    /// Called by the IB core only, as `pre_destroy_cq`, with a CQ `create_cq_callback`
+    /// initialised.
+    pub(crate) unsafe extern "C" fn pre_destroy_cq_callback(cq: *mut bindings::ib_cq) -> c_int {
+        // SAFETY: The CQ is initialised (the core's contract), until `destroy_cq`.
+        unsafe { Self::from_raw(cq) }.core.disable();
+        0
+    }
+
     /// # Safety
     ///
     /// Called by the IB core only, as `destroy_cq`, with a CQ `create_cq_callback` initialised
@@ -229,12 +255,12 @@ impl<T: Provider> Cq<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         let this = cq.cast::<Self>();
-        // SAFETY: The CQ is initialised. No QP uses it (the core's contract), so nothing can
-        // queue its work item again: after `flush_work()` the handler does not run any more,
-        // as rdmavt's `rvt_destroy_cq()` flushes `comptask`. Then the provider's data is
-        // dropped, once; the core frees the memory after this returns.
+        // SAFETY: The CQ is initialised. Its handler's work is disabled (again, for the CQs
+        // the core destroys without `pre_destroy_cq`): it neither runs nor can be queued any
+        // more (rdmavt's `rvt_destroy_cq()` flushes its `comptask`). Then the provider's data
+        // is dropped, once; the core frees the memory after this returns.
         unsafe {
-            bindings::flush_work(Opaque::raw_get(addr_of_mut!((*this).core.comp_work)));
+            bindings::disable_work_sync(Opaque::raw_get(addr_of_mut!((*this).core.comp_work)));
             core::ptr::drop_in_place(addr_of_mut!((*this).data));
         }
         0

@@ -76,4 +76,39 @@ fn handler_runs_in_a_work_item() {
     drop(b);
 }
 
-crate::kunit_suite!(rust_rdma_cq, [handler_runs_in_a_work_item]);
+/// Once disabled (what `ib_free_cq()` has done through `pre_destroy_cq` before it cancels its
+/// own poll work, which may still arm the CQ), a notify queues nothing: the handler does not
+/// run, so it cannot queue that poll work again past the CQ's free.
+fn notify_after_disable_queues_nothing() {
+    CALLS.store(0, Ordering::Relaxed);
+    let Ok(mut b) = KBox::<MaybeUninit<CqCore>>::new_uninit(GFP_KERNEL | __GFP_ZERO) else {
+        kunit_expect!(false);
+        return;
+    };
+    let p = b.as_mut_ptr().cast::<CqCore>();
+    // SAFETY: As in `handler_runs_in_a_work_item`.
+    let core = unsafe {
+        let cq = Opaque::raw_get(addr_of_mut!((*p).ib));
+        (*cq).comp_handler = Some(handler);
+        (*cq).cq_context = null_mut();
+        CqCore::init_work(p);
+        &*p
+    };
+    core.notify();
+    // A call queued before the disable ran already, or is cancelled by it: once at most.
+    core.disable();
+    let before = CALLS.load(Ordering::Relaxed);
+    kunit_expect!(before <= 1);
+    core.notify();
+    core.flush();
+    kunit_expect_eq!(CALLS.load(Ordering::Relaxed), before);
+    drop(b);
+}
+
+crate::kunit_suite!(
+    rust_rdma_cq,
+    [
+        handler_runs_in_a_work_item,
+        notify_after_disable_queues_nothing
+    ]
+);
