@@ -3,6 +3,7 @@
 //! A provider's devices: their registration with the IB core, and the events they raise.
 
 use super::{adapter::Adapter, Provider};
+use crate::sync::rcu::{self, Guard};
 use crate::{
     bindings,
     device::Device,
@@ -15,7 +16,12 @@ use crate::{
 use core::{
     mem::size_of,
     ptr::{addr_of_mut, NonNull},
+    sync::atomic::{AtomicBool, Ordering},
 };
+
+#[cfg(CONFIG_RUST_KERNEL_DOCTESTS)]
+#[path = "device_kunit.rs"]
+mod kunit;
 
 /// A software RDMA device of the provider `T`: a `struct ib_device` and the driver's data.
 ///
@@ -23,11 +29,14 @@ use core::{
 ///
 /// `ib` is a `struct ib_device` allocated by `_ib_alloc_device` with the size of `Self`, its
 /// ops are the ones of `T` (see `Adapter`), and `data` is initialised, for as long as a
-/// reference to `Self` exists.
+/// reference to `Self` exists. `events` is true only from the end of a successful
+/// `ib_register_device()` until the start of its unregistration, and is read under RCU.
 #[repr(C)]
 pub struct ProviderDevice<T: Provider> {
     pub(super) ib: Opaque<bindings::ib_device>,
     pub(super) data: T::Data,
+    /// Whether the device's port events reach the core; see [`ProviderDevice::port_event`].
+    events: AtomicBool,
 }
 
 // SAFETY: The `ib_device` is used from any thread by the IB core, under its own locking; the
@@ -133,8 +142,18 @@ impl<T: Provider> ProviderDevice<T> {
 
     /// Dispatches the port event `kind` of `port` (ignored for a port the device does not
     /// have). `ib_dispatch_event()` only queues it, so any context may call this.
+    ///
+    /// Ignored too outside the device's registration: the event's work (`ib_wq`) reads the
+    /// port's cache and calls the device's ops, which neither a device still registering (or
+    /// failing to: it is freed without that work flushed) nor one unregistering has.
     fn dispatch(&self, port: u32, kind: bindings::ib_event_type) {
         if port == 0 || port > self.port_count() {
+            return;
+        }
+        // The unregistration clears `events`, then waits for this section to end before it
+        // flushes the core's event work: an event queued here is flushed with it.
+        let _section = Guard::new();
+        if !self.events.load(Ordering::Acquire) {
             return;
         }
         let mut event = bindings::ib_event {
@@ -147,6 +166,22 @@ impl<T: Provider> ProviderDevice<T> {
         // SAFETY: `event` is a valid port event of this registered device (`port` checked).
         unsafe { bindings::ib_dispatch_event(&event) };
     }
+}
+
+/// Whether the core can take `name` as a device name: `assign_name()` passes one with a `%` to
+/// `sscanf()` and `snprintf()` as their format, with one `int`; so a `%` must be the one `%d`.
+fn is_name_pattern(name: &CStr) -> bool {
+    let b = name.as_bytes();
+    let mut conversions = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'%' {
+            if b.get(i + 1) != Some(&b'd') {
+                return false;
+            }
+            conversions += 1;
+        }
+    }
+    conversions <= 1
 }
 
 /// A registered software RDMA device; unregisters and frees it when dropped.
@@ -168,11 +203,12 @@ unsafe impl<T: Provider> Send for Registration<T> {}
 unsafe impl<T: Provider> Sync for Registration<T> {}
 
 impl<T: Provider> Registration<T> {
-    /// Allocates and registers a device of `ports` ports named after `name` (a `printf`
-    /// pattern such as `c"opasim%d"`), whose GUID is `node_guid` and whose data is `data`,
-    /// under `parent` in sysfs if given (hfi1's is its PCI device). The device's class
-    /// devices (its umad and verbs files) and its ULPs' netdevs take the same parent, and the
-    /// ULPs name it (`ethtool -i`'s bus).
+    /// Allocates and registers a device of `ports` ports named after `name` (a name, or a
+    /// pattern with one `%d` such as `c"opasim%d"`, which the core numbers; `EINVAL` for any
+    /// other `%`), whose GUID is `node_guid` and whose data is `data`, under `parent` in sysfs
+    /// if given (hfi1's is its PCI device). The device's class devices (its umad and verbs
+    /// files) and its ULPs' netdevs take the same parent, and the ULPs name it (`ethtool -i`'s
+    /// bus).
     ///
     /// The IB core's clients are told about the device before this returns.
     pub fn new(
@@ -184,7 +220,7 @@ impl<T: Provider> Registration<T> {
         data: T::Data,
     ) -> Result<Self> {
         crate::build_assert!(core::mem::align_of::<ProviderDevice<T>>() <= 8);
-        if ports == 0 || ports > 254 {
+        if ports == 0 || ports > 254 || !is_name_pattern(name) {
             return Err(EINVAL);
         }
         // SAFETY: The size is at least that of a `struct ib_device`, the first field.
@@ -194,7 +230,10 @@ impl<T: Provider> Registration<T> {
         // SAFETY: `raw` is a fresh, zeroed allocation of the size of `ProviderDevice<T>`,
         // aligned to at least 8 bytes (kmalloc), which is enough (checked above); `data` is not
         // initialised yet, so writing it does not drop anything.
-        unsafe { addr_of_mut!((*raw).data).write(data) };
+        unsafe {
+            addr_of_mut!((*raw).data).write(data);
+            addr_of_mut!((*raw).events).write(AtomicBool::new(false));
+        }
         let mut ops = Adapter::<T>::OPS;
         ops.owner = module.as_ptr();
         // SAFETY: `ib` is a valid, unregistered device that only this function uses.
@@ -229,6 +268,9 @@ impl<T: Provider> Registration<T> {
             }
             return Err(e);
         }
+        // INVARIANT: Registered: its events may reach the core from now on.
+        // SAFETY: `raw` is the device initialised above.
+        unsafe { (*raw).events.store(true, Ordering::Release) };
         // INVARIANT: The device was allocated by `_ib_alloc_device` with the size of
         // `ProviderDevice<T>`, its ops are `Adapter::<T>::OPS` and its data is initialised (so
         // it is a `ProviderDevice<T>`), and it is registered; it stays so until `drop`.
@@ -245,6 +287,11 @@ impl<T: Provider> Registration<T> {
 
 impl<T: Provider> Drop for Registration<T> {
     fn drop(&mut self) {
+        // INVARIANT: Unregistering: events stop. One being queued now (its check passed) is
+        // queued by the end of the grace period, before the unregistration flushes the core's
+        // event work.
+        self.device().events.store(false, Ordering::Release);
+        rcu::synchronize();
         let raw = self.dev.as_ptr();
         let ib = raw.cast::<bindings::ib_device>();
         // SAFETY: By the type invariant the device is registered. Unregistering removes all

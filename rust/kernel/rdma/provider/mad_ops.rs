@@ -78,10 +78,15 @@ impl<T: Provider> Adapter<T> {
         })
     }
 
-    /// The bytes of a MAD of base version `base` on `port` of `dev`, as the core allocates
-    /// them: an OPA MAD on an OPA port has 2048, any other 256.
+    /// The bytes of a MAD of base version `base` on `port` of `dev` (which exists), as the
+    /// core allocates them: an OPA MAD on an OPA port has 2048, any other 256. The port's
+    /// capability is the one the core keeps (`rdma_cap_opa_mad()`), which its buffers are
+    /// sized by, not the provider's answer now, which could differ.
     fn mad_size(dev: &ProviderDevice<T>, port: u32, base: u8) -> usize {
-        let opa = T::port_immutable(dev, port).is_ok_and(|i| i.opa);
+        // SAFETY: `dev` is a device the core has set up its ports' data for (its ops run from
+        // then on, and only they and a registration hand out a `ProviderDevice`); `port` is
+        // one of its ports (the caller's check).
+        let opa = unsafe { bindings::rdma_cap_opa_mad(dev.as_raw(), port) };
         if opa && base == OPA_BASE_VERSION {
             OPA_MAD_SIZE
         } else {
