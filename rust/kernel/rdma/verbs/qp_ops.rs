@@ -269,10 +269,11 @@ impl<T: Provider> Qp<T> {
             // consumer may free it (on another CPU, polling the CQ).
             // SAFETY: `cur` is a valid request of the chain, not yet handed to the provider.
             let next = unsafe { (*cur).next };
-            // SAFETY: Every request of the chain of a UD QP (SMI, GSI and UD are the only
-            // types `create_qp` accepts) is the `wr` of a valid `struct ib_ud_wr` (the posting
-            // contract of UD QPs), valid until the provider completes or refuses it: both
-            // consume the `SendWr`, so nothing reads the request after that.
+            // SAFETY: Every request of the chain is a valid `struct ib_send_wr`, and every send
+            // of a UD QP (SMI, GSI and UD are the only types `create_qp` accepts) the `wr` of a
+            // valid `struct ib_ud_wr` (the posting contract of UD QPs), valid until the
+            // provider completes or refuses it: both consume the `SendWr`, so nothing reads
+            // the request after that.
             let ret = match unsafe { SendWr::from_raw(qp, cur) } {
                 Ok(w) => T::post_send(me, w).map_err(|r| r.err()),
                 Err(e) => Err(e),

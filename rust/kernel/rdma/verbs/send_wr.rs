@@ -34,21 +34,24 @@ impl<'a> SendWr<'a> {
     ///
     /// # Safety
     ///
-    /// `wr` must be the `wr` of a valid `struct ib_ud_wr` posted to the UD QP `qp` of this
-    /// abstraction, valid for `'a` with its scatter list and AH (the posting contract).
+    /// `wr` must be a valid `struct ib_send_wr` posted to the UD QP `qp` of this abstraction,
+    /// valid for `'a`, and the `wr` of a `struct ib_ud_wr` (with its scatter list and AH) if
+    /// its opcode is a send (the posting contract: the core's `__ib_drain_sq()` posts a
+    /// smaller `struct ib_rdma_wr` to any QP).
     pub(super) unsafe fn from_raw(
         qp: *mut bindings::ib_qp,
         wr: *const bindings::ib_send_wr,
     ) -> Result<Self> {
-        // SAFETY: `wr` is the first field of `ib_ud_wr` (container_of with offset 0), valid
-        // for `'a` by the caller's guarantee.
-        let wr = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
-        let op = wr.wr.opcode;
+        // SAFETY: `wr` is a valid `ib_send_wr` (the caller's guarantee).
+        let op = unsafe { (*wr).opcode };
         if op != bindings::ib_wr_opcode_IB_WR_SEND
             && op != bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM
         {
             return Err(EOPNOTSUPP);
         }
+        // SAFETY: A send's `wr` is the first field of an `ib_ud_wr` (container_of with offset
+        // 0), valid for `'a` by the caller's guarantee.
+        let wr = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
         let n = usize::try_from(wr.wr.num_sge).map_err(|_| EINVAL)?;
         if n > MAX_SGE || wr.ah.is_null() {
             return Err(EINVAL);
