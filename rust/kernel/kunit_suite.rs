@@ -56,7 +56,9 @@ impl<const N: usize> Cases<N> {
     }
 }
 
-// SAFETY: KUnit runs the cases of a suite one after the other, and only KUnit writes to them.
+// SAFETY: Only KUnit writes to a case (its status and log), and Rust code never reads what it
+// writes. (Two writers of a suite's debugfs `run` file run it twice at once, and both write
+// those fields: KUnit's own race, in C, which no Rust code takes part in.)
 unsafe impl Sync for Case {}
 
 impl Case {

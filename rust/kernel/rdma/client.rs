@@ -236,7 +236,8 @@ impl<T: HasClientVTable> Default for ClientVTable<T> {
 /// A registered IB client; unregisters it when dropped.
 ///
 /// Unregistering calls [`Client::remove`] for every device the client accepted, and waits for
-/// callbacks in progress.
+/// callbacks in progress: so the client's own callbacks must not drop it (nor make one:
+/// registering holds the core's client and device lists while it calls [`Client::add`]).
 ///
 /// # Invariants
 ///

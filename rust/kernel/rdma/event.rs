@@ -21,7 +21,10 @@ pub enum PortEvent {
 /// What receives a device's port events.
 pub trait EventHandler: Send + Sync + 'static {
     /// `port` of the device changed state. Runs in process context, possibly at the same time
-    /// as other callbacks of the device's users.
+    /// as other callbacks of the device's users, with the device's event handler list held
+    /// for reading (`ib_dispatch_event_clients()`): it must not create or drop an
+    /// [`EventRegistration`] of the same device, which waits to write that list (hand such
+    /// work to a work item).
     fn port_event(&self, port: u32, event: PortEvent);
 }
 

@@ -29,7 +29,7 @@ use crate::{
     bindings, c_str,
     error::to_result,
     net::{
-        rtnl::Rtnl,
+        rtnl::{Rtnl, RtnlGuard},
         skbuff::{SkBuff, SkBuffRef},
     },
     prelude::*,
@@ -139,7 +139,8 @@ impl<T: VnicUlp> UlpNetdev<T> {
     /// Has `device` allocate a VNIC netdev on `port` (named `veth%d`), installs `ulp` and its
     /// operations, and registers it, carrier off and dormant.
     ///
-    /// Fails with `EOPNOTSUPP` if the device cannot allocate VNIC netdevs.
+    /// Fails with `EOPNOTSUPP` if the device cannot allocate VNIC netdevs. Takes RTNL
+    /// (`register_netdev()`): not with it held.
     pub fn new(device: &DeviceScope, port: u32, ulp: T) -> Result<Self> {
         if !device.is_port_valid(port) {
             return Err(EINVAL);
@@ -219,7 +220,8 @@ impl<T: VnicUlp> UlpNetdev<T> {
         })
     }
 
-    /// The netdev.
+    /// The netdev, for process context without its address lock ([`UlpNetdevRef`]'s
+    /// context): what it offers may sleep or take that lock.
     pub fn netdev(&self) -> &UlpNetdevRef {
         // SAFETY: By the type invariant the netdev is registered, with `T`'s operations,
         // while `self` lives.
@@ -233,15 +235,20 @@ impl<T: VnicUlp> UlpNetdev<T> {
         unsafe { &Self::inner(self.netdev.as_ptr()).ulp }
     }
 
-    /// Unregisters the netdev under RTNL (`unregister_netdevice()`), for a caller that holds
-    /// it: dropping a [`UlpNetdev`] takes RTNL itself. No operation of the netdev runs once
-    /// this returns; the netdev, the ULP's state `T` and the device's scope are freed when RTNL
-    /// is released and the netdev's last reference goes (`netdev_run_todo()`, in process
-    /// context), so `T`'s drop must not need RTNL's holder to go on first.
-    pub fn unregister(self, _rtnl: &Rtnl) {
+    /// Unregisters the netdev under RTNL (`unregister_netdevice()`), for a caller that took
+    /// it ([`Rtnl::lock`]): dropping a [`UlpNetdev`] takes RTNL itself. No operation of the
+    /// netdev runs once this returns; the netdev, the ULP's state `T` and the device's scope
+    /// are freed when RTNL is released and the netdev's last reference goes
+    /// (`netdev_run_todo()`, in process context), so `T`'s drop must not need RTNL's holder to
+    /// go on first.
+    ///
+    /// The guard, not the token the netdev's callbacks get: unregistering from inside one
+    /// hangs, since the core goes on with the netdev when the callback returns (`dev_close()`
+    /// would call `ndo_stop` for ever, `dev_open()` hold a reference nothing puts).
+    pub fn unregister(self, _rtnl: &RtnlGuard) {
         let nd = self.netdev.as_ptr();
         core::mem::forget(self);
-        // SAFETY: By the type invariant the netdev is registered; RTNL is held (as the token
+        // SAFETY: By the type invariant the netdev is registered; RTNL is held (as the guard
         // proves), as `unregister_netdevice_queue()` requires. The netdev is freed by
         // `release` after RTNL is released, not here.
         unsafe { bindings::unregister_netdevice_queue(nd, core::ptr::null_mut()) };

@@ -100,11 +100,15 @@ pub trait Provider: Sized + 'static {
         -> Result<impl PinInit<Self::Cq, Error>>;
 
     /// Moves the oldest completions of `cq` into `out`, as many as it takes (`poll_cq`).
+    ///
+    /// Must not sleep: the core polls from softirq context for some CQs (`IB_POLL_SOFTIRQ`).
     fn poll_cq(cq: &Cq<Self>, out: &mut WcWriter<'_>);
 
     /// Arms `cq` as `notify` says (`req_notify_cq`): the next completion (or the next
     /// solicited one) is to call the core's completion handler, through [`Cq::notify`].
     /// Returns whether completions are waiting already, when `notify.report_missed` asks.
+    ///
+    /// Must not sleep, as [`Provider::poll_cq`].
     fn req_notify_cq(cq: &Cq<Self>, notify: &CqNotify) -> bool;
 
     /// Accepts a new QP: returns its number and the initialiser of the driver's data for it.
@@ -123,6 +127,9 @@ pub trait Provider: Sized + 'static {
 
     /// Accepts the receive `wr` posted to `qp` (queueing it with [`Qp::post_recv`]), or
     /// refuses it (giving it back in [`Refused`]).
+    ///
+    /// Must not sleep: consumers post under their spinlocks, interrupts off (the MAD layer's
+    /// receive queue lock).
     fn post_recv<'a>(qp: &Qp<Self>, wr: RecvWr<'a>) -> Result<(), Refused<RecvWr<'a>>>;
 
     /// Called once the QP is complete, before it is handed to its creator: the place to
@@ -169,6 +176,9 @@ pub trait Provider: Sized + 'static {
     /// send's completion ([`WorkCompletion::send`](super::verbs::WorkCompletion::send), which
     /// consumes `wr`) on the QP's send CQ; or it refuses the request (giving it back in
     /// [`Refused`]), which it can only do before completing it.
+    ///
+    /// Must not sleep: consumers post under their spinlocks, interrupts off (`ib_send_mad()`
+    /// holds the send queue's lock).
     fn post_send<'a>(qp: &Qp<Self>, wr: SendWr<'a>) -> Result<(), Refused<SendWr<'a>>>;
 }
 

@@ -211,6 +211,10 @@ impl<T: Provider> ProviderNetdev<T> {
     }
 
     /// Turns the carrier off and stops the transmit queues (`netif_tx_disable`).
+    ///
+    /// Takes each queue's transmit lock, with bottom halves off: not from
+    /// [`VnicOps::xmit`], which runs under its queue's lock, nor
+    /// with interrupts off.
     pub fn stop(&self) {
         // SAFETY: The netdev is alive.
         unsafe {
@@ -229,7 +233,8 @@ impl<T: Provider> ProviderNetdev<T> {
     }
 
     /// Marks the device present again (`netif_device_attach()`): if it is running, its
-    /// transmit queues wake and the transmit watchdog starts.
+    /// transmit queues wake (the stack's transmit watchdog stays off: the ULP's operations have
+    /// no `ndo_tx_timeout`).
     pub fn attach(&self) {
         // SAFETY: The netdev is alive; `netif_device_attach()` changes a state bit atomically,
         // wakes the queues and arms a timer, none of which needs a lock.
@@ -284,6 +289,10 @@ impl<T: Provider> ProviderNetdev<T> {
     ///
     /// Fails with `EINVAL`, and frees the buffer, when its linear part is shorter than an
     /// Ethernet header: `eth_type_trans` pulls one without checking.
+    ///
+    /// Not with interrupts off in process context (an
+    /// [`IrqSpinLock`](crate::sync::IrqSpinLock) held): `netif_rx()` then turns bottom halves
+    /// back on, which runs pending softirqs with interrupts on.
     pub fn receive(&self, skb: SkBuff) -> Result {
         if skb.data().len() < bindings::ETH_HLEN as usize {
             return Err(EINVAL);

@@ -87,10 +87,18 @@ impl UlpNetdevAtomic {
 /// the owner of the netdev ([`UlpNetdev::netdev`](super::UlpNetdev::netdev)). It offers what
 /// may sleep or take the address lock, and all that [`UlpNetdevAtomic`] offers.
 ///
+/// # Context
+///
+/// Process context, without the netdev's address lock: its own methods may sleep or take that
+/// lock. The type does not prove it (the owner may call [`UlpNetdev::netdev`] anywhere); a
+/// call in atomic context or under that lock sleeps where it must not, or deadlocks, which
+/// `might_sleep()` and lockdep report.
+///
+/// [`UlpNetdev::netdev`]: super::UlpNetdev::netdev
+///
 /// # Invariants
 ///
-/// As [`UlpNetdevAtomic`]'s; and the holder is in process context, not holding the netdev's
-/// address lock.
+/// As [`UlpNetdevAtomic`]'s.
 #[repr(transparent)]
 pub struct UlpNetdevRef(UlpNetdevAtomic);
 
@@ -105,8 +113,7 @@ impl Deref for UlpNetdevRef {
 impl UlpNetdevRef {
     /// # Safety
     ///
-    /// `ptr` is valid as the type invariant says for `'a`, and the caller is in process
-    /// context, not holding the netdev's address lock.
+    /// `ptr` is valid as the type invariant says for `'a`.
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
         // INVARIANT: The caller guarantees it.
         // SAFETY: `Self` is a transparent wrapper of `UlpNetdevAtomic`, itself one of
@@ -167,8 +174,7 @@ impl UlpNetdevRef {
     /// Sets the largest MTU, shrinking the current one to it if larger.
     pub fn set_max_mtu(&self, _rtnl: &Rtnl, max: u32) {
         // SAFETY: The netdev is valid; RTNL (held, as the token proves) serialises with the
-        // stack's MTU changes, and `dev_set_mtu()` requires it (process context: type
-        // invariant).
+        // stack's MTU changes, and `dev_set_mtu()` requires it (and so process context).
         unsafe {
             let nd = self.as_raw();
             (*nd).max_mtu = max.max((*nd).min_mtu);
@@ -197,11 +203,12 @@ impl UlpNetdevRef {
     /// holds that lock already, is given the lists and no [`UlpNetdevRef`].)
     ///
     /// A copy rather than a callback under the lock: no code of the caller runs with the lock
-    /// held and bottom halves off, where this reference's promises (process context, lock not
-    /// held) would be false. `ENOMEM` if the copy cannot be allocated (atomically).
+    /// held and bottom halves off, where this reference's context (process context, lock not
+    /// held) would be false. `ENOMEM` if the copy cannot be allocated (atomically). Not with
+    /// interrupts off: unlocking turns bottom halves back on.
     pub fn addr_list(&self, which: AddrList) -> Result<KVec<[u8; 6]>> {
-        // SAFETY: The netdev is valid, and the caller does not hold its address lock (type
-        // invariant), so taking it cannot deadlock.
+        // SAFETY: The netdev is valid. A caller that holds its address lock already deadlocks
+        // here (see the type's context), which lockdep reports: not a memory-safety matter.
         unsafe { bindings::netif_addr_lock_bh(self.as_raw()) };
         let copy = {
             // INVARIANT: The address lock is held for as long as `lists` lives, this block.
@@ -224,8 +231,9 @@ impl UlpNetdevRef {
     /// come to it (`rdma_netdev.set_id`). May sleep: hfi1's `hfi1_vnic_set_vesw_id()` takes
     /// the vport's mutex and may reopen the netdev.
     pub fn set_vesw_id(&self, id: u16) {
-        // SAFETY: The device filled in `set_id` when it allocated the netdev; it is called in
-        // process context (type invariant), as it may sleep.
+        // SAFETY: The device filled in `set_id` when it allocated the netdev. It may sleep,
+        // which the type's context allows (hfi1's takes a mutex: `might_sleep()` reports a
+        // caller in atomic context).
         unsafe {
             if let Some(set_id) = (*self.rdma_netdev()).set_id {
                 set_id(self.as_raw(), c_int::from(id));

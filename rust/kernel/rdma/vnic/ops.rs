@@ -37,20 +37,24 @@ pub trait VnicOps<P: Provider>: Sized + Send + Sync + 'static {
     /// `ndo_start_xmit`: `skb` starts with the metadata, then the 16B header and the frame
     /// (in the head: the client pushed them there; with [`VnicFeatures::SG`] the rest may lie
     /// in fragments). The provider owns the buffer (frees or passes it on), or gives it back
-    /// with [`Xmit::Busy`].
+    /// with [`Xmit::Busy`]. Runs with bottom halves off, under the queue's transmit lock:
+    /// must not sleep, nor stop the queues with [`ProviderNetdev::stop`].
     fn xmit(nd: &ProviderNetdev<P>, skb: SkBuff) -> Xmit;
 
     /// `ndo_select_queue`, from the frame's metadata: a queue below
-    /// [`VnicOps::tx_queues`] (the stack caps a larger one, with a warning).
+    /// [`VnicOps::tx_queues`] (the stack caps a larger one, with a warning). Runs with bottom
+    /// halves off: must not sleep.
     fn select_queue(nd: &ProviderNetdev<P>, meta: &SkbMetadata) -> u16;
 
-    /// `ndo_get_stats64`: fills the whole `struct opa_vnic_stats`.
+    /// `ndo_get_stats64`: fills the whole `struct opa_vnic_stats`. May run in an RCU
+    /// read-side section (`/proc/net/dev`): must not sleep.
     fn stats(nd: &ProviderNetdev<P>, stats: &mut bindings::opa_vnic_stats);
 
     /// The poll of the netdev's receive NAPI context, once
     /// [`ProviderNetdev::schedule_rx`] scheduled it: delivers at most `budget` frames (with
     /// [`VnicRx::receive_gro`]) and returns how many; less than `budget` completes the
-    /// context. Softirq context: must not sleep.
+    /// context. Softirq context, or netpoll's with interrupts off and a budget of 0: must not
+    /// sleep.
     fn poll(nd: &ProviderNetdev<P>, rx: &VnicRx<'_, P>, budget: i32) -> i32;
 }
 
