@@ -174,11 +174,14 @@ pub(crate) fn deliver_ud(qp: &Qp<Hfi>, parts: &[&[u8]], info: &RecvInfo) -> Resu
         Err(_) => WcStatus::LocalLengthError,
     };
     let done = buf.finish();
-    let port = a.port;
+    let wc = WorkCompletion::recv(qp, done, status, (GRH_LEN + len) as u32, info, a.port);
+    // Queued before the receive queue's lock goes, as rdmavt holds `r_lock` through
+    // `rvt_recv_cq()`: a move to Reset clears the queue under that lock, after which the
+    // consumer may free the buffer and what its `wr_id` names, so no completion of it may
+    // follow.
+    let fire = ring.queue(wc)?;
     drop(rq);
     drop(a);
-    let wc = WorkCompletion::recv(qp, done, status, (GRH_LEN + len) as u32, info, port);
-    let fire = ring.queue(wc)?;
     drop(ring);
     if fire {
         rcq.notify();

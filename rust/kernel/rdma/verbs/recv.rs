@@ -221,6 +221,11 @@ impl PostedRecv<'_> {
     }
 
     /// Ends the use of the buffer: what remains is what its completion needs.
+    ///
+    /// Queue that completion before the receive queue's lock is released: a move of the QP
+    /// to Reset clears the queue under that lock, and once it returns the consumer may free
+    /// the buffer and what the completion's `wr_id` names (rdmavt holds `r_lock` through
+    /// `rvt_recv_cq()`). The type does not enforce it.
     pub fn finish(self) -> RecvDone {
         RecvDone {
             wr_id: self.buf.wr_id,
