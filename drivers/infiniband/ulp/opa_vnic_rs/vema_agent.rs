@@ -70,11 +70,13 @@ pub trait VportBackend {
 
     /// Applies a Set of the info of an existing virtual port and acts on it (opens or closes
     /// the port, changes its MAC or MTU): the writable fields of `info`
-    /// ([`apply_set`]), as the request carries them; then writes the info
+    /// ([`VeswPortInfoBytes::apply_set`]), as the request carries them; then writes the info
     /// as the Set leaves it into `out`, as [`VportBackend::encode_vport_info`] would (the
     /// answer, made while the backend still holds what it read the info under). An error
     /// (answered with its MAD status, [`WireError::Busy`] when what the change needs cannot
     /// be allocated) leaves the port as it was.
+    ///
+    /// [`VeswPortInfoBytes::apply_set`]: crate::wire::vema_info_bytes::VeswPortInfoBytes::apply_set
     fn set_vport_info(
         &mut self,
         vport: u8,
