@@ -13,7 +13,7 @@ export OPA_FLAVOR
 KBUILD := scripts/opa/kbuild
 OUT = $(shell bash -c '. scripts/opa/lib.sh && opa_out_dir')
 
-.PHONY: help deps kernel tools initramfs run shell check fuzz soak bench profile deb vnic-em-deb verbs-deb clean distclean
+.PHONY: help deps kernel tools initramfs run shell check check-full faults fuzz soak bench profile deb vnic-em-deb verbs-deb clean distclean
 
 help:
 	@echo 'opa_vnic_rs: Omni-Path VNIC (Ethernet over OPA) in Rust for Linux 6.12'
@@ -22,7 +22,15 @@ help:
 	@echo '  make shell      the demo fabric up in the test guest, and a root shell on'
 	@echo '                  this terminal to try ip, ethtool, vnic-em; exit powers it off'
 	@echo '  make check      every test: host tests, kernel build, KUnit, QEMU scenarios;'
-	@echo '                  ends with "N passed, N failed" and fails on any failure'
+	@echo '                  ends with "N passed, N failed" and fails on any failure;'
+	@echo '                  the long searches (faults, soak, fuzz) run a sample drawn'
+	@echo '                  from the commit (OPA_CHECK_SEED=S replays one), and it'
+	@echo '                  ends with its ten slowest steps'
+	@echo '  make check-full the long searches whole: make faults, make soak, make fuzz'
+	@echo '                  (about an hour and a half; each target'"'"'s settings apply)'
+	@echo '  make faults     every allocation of the VNIC drivers'"'"' work failed in turn'
+	@echo '                  in a guest, C opa_vnic and opa_vnic_rs (over 20 minutes);'
+	@echo '                  FAULTS_SEED=S: the sample make check ran with seed S'
 	@echo '  make deps       install the Debian packages and the pinned bindgen-cli'
 	@echo '  make kernel     unpack, overlay, configure and build the kernel (cached)'
 	@echo '  make tools      build the user-space tools and host crates (tools/opa)'
@@ -83,6 +91,12 @@ shell: initramfs
 
 check:
 	@scripts/opa/check
+
+check-full:
+	@scripts/opa/check-full
+
+faults: deps
+	@scripts/opa/faults
 
 fuzz: deps
 	@scripts/opa/fuzz

@@ -44,3 +44,22 @@ opa_kmake_args() {
 	     "CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver" \
 	     "BINDGEN=$OPA_BINDGEN KRUSTFLAGS=-Dwarnings"
 }
+
+# opa_guest_image DIR: the kernel built (cached), the guest tools and an
+# initramfs, for one scenario run outside make check (make soak, make fuzz,
+# make faults): DIR/bzImage and DIR/initramfs.cpio.gz, the kernel and its
+# modules copied together under the build lock, as make check does; the
+# logs of the builds in DIR. Exits with a message on a failed build.
+opa_guest_image() {
+	local dir=$1 out bins
+	out=$(opa_out_dir)
+	mkdir -p "$dir"
+	"$OPA_TOP/scripts/opa/kbuild" >"$dir/kbuild.log" 2>&1 ||
+		opa_die "kernel build failed (log: $dir/kbuild.log)"
+	mapfile -t bins < <("$OPA_TOP/scripts/opa/build-guest-tools" 2>"$dir/guest-tools.log")
+	[ ${#bins[@]} -gt 0 ] || opa_die "the guest tools did not build (log: $dir/guest-tools.log)"
+	flock "$OPA_CACHE/.kbuild.lock" bash -c '"$1" "$2" "$3" "${@:6}" && cp "$4" "$5"' _ \
+		"$OPA_TOP/tools/testing/opa/mkinitramfs" "$dir/initramfs.cpio.gz" "$out/mods" \
+		"$out/arch/x86/boot/bzImage" "$dir/bzImage" "${bins[@]}" >"$dir/initramfs.log" 2>&1 ||
+		opa_die "the initramfs did not build (log: $dir/initramfs.log)"
+}

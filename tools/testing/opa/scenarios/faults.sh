@@ -57,6 +57,16 @@
 # which apply reaches: mac's every 24th meets only the MAD answers);
 # opa_vnic_rs at every N that search() names, and both at every rate.
 #
+# That whole search (make faults; make check-full) takes over 20 minutes.
+# make check runs a sample of it, a different one for each commit:
+# opa.faults_seed=S on the kernel command line keeps, of each operation's
+# Ns above, every Kth (opa.faults_every=K, default 8), starting at one the
+# seed picks for that driver and operation, and the runs at rates each at
+# one rate the seed picks; both drivers, every operation, the pages, and
+# every check after each step, as in the whole search. Over many commits
+# every N is reached; a failure names the seed, and "make faults
+# FAULTS_SEED=S" runs the same sample again.
+#
 # opa.faults_quick=1 on the kernel command line (OPA_FLAVOR=debug make check
 # sets it: under KASAN a step takes three times as long) keeps opa_vnic_rs
 # only, searched at the reference's sampled Ns, and runs the 100% rate and
@@ -64,10 +74,24 @@
 . /opa/guest-lib.sh
 . /opa/faults-lib.sh
 
-quick=0
+quick=0 seed= every=8
 for arg in $(cat /proc/cmdline); do
-	case $arg in opa.faults_quick=1) quick=1 ;; esac
+	case $arg in
+	opa.faults_quick=1) quick=1 ;;
+	opa.faults_seed=*) seed=${arg#*=} ;;
+	opa.faults_every=*) every=${arg#*=} ;;
+	esac
 done
+case "$seed$every" in *[!0-9]*) fail "opa.faults_seed and opa.faults_every take numbers" ;; esac
+[ "$every" -gt 0 ] || fail "opa.faults_every must be at least 1"
+[ -z "$seed" ] || echo "faults: a sample, seed $seed, every ${every}th N (replay: make faults FAULTS_SEED=$seed FAULTS_EVERY=$every)"
+
+# pick K WHAT: a number below K drawn from the seed and WHAT (0 without a
+# seed): the same seed picks the same for the same WHAT.
+pick() {
+	[ -n "$seed" ] || { echo 0; return; }
+	echo $((0x$(echo "$seed $2" | md5sum | cut -c1-7) % $1))
+}
 
 F=/sys/kernel/debug/failslab
 [ -d $F ] || fail "no $F: the kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS"
@@ -295,18 +319,29 @@ step() {
 # fault then never fires. So a run with none failed is believed only when
 # the same N, after resync(), again fails none; and an operation known to
 # make more than LEAST allocations must get past its LEASTth.
+#
+# With a seed, only every $every-th of those Ns is run (the ith, with i
+# modulo $every the one pick() draws), and the Ns that end the search.
 search() {
-	local op=$1 dense=$2 stride=$3 least=$4 n=1 nones=0
+	local op=$1 dense=$2 stride=$3 least=$4 n=1 nones=0 i=0 k=1 at=0
+	if [ -n "$seed" ]; then
+		k=$every
+		at=$(pick "$k" "$drv $op")
+	fi
 	while :; do
-		step "$op" $n
-		if [ "$key" = none ]; then
-			nones=$((nones + 1))
-			[ $nones -lt 2 ] && continue
-			[ $n -gt "$least" ] ||
-				fail "$drv $op: the search ended at #$n; this operation makes more than $least allocations"
-			return
+		# An N outside the sample is passed over.
+		if [ $((i % k)) = "$at" ]; then
+			step "$op" $n
+			if [ "$key" = none ]; then
+				nones=$((nones + 1))
+				[ $nones -lt 2 ] && continue
+				[ $n -gt "$least" ] ||
+					fail "$drv $op: the search ended at #$n; this operation makes more than $least allocations"
+				return
+			fi
+			nones=0
 		fi
-		nones=0
+		i=$((i + 1))
 		if [ $n -lt "$dense" ]; then n=$((n + 1)); else n=$((n + stride)); fi
 	done
 }
@@ -418,11 +453,20 @@ run_with() {
 	resync_checked=1
 	rates="10 50 100"
 	[ $quick = 1 ] && rates=100
-	for p in $rates; do
+	if [ -n "$seed" ]; then
+		# One rate for each operation, drawn.
 		for op in apply iplink flap traffic; do
-			rate $op $p
+			set -- $rates
+			shift "$(pick 3 "$drv rate $op")"
+			rate $op "$1"
 		done
-	done
+	else
+		for p in $rates; do
+			for op in apply iplink flap traffic; do
+				rate $op $p
+			done
+		done
+	fi
 	for op in create apply traffic; do
 		rate $op 100 $P
 	done
