@@ -52,13 +52,18 @@ check_dmesg_clean() {
 			fail "kmemleak reports leaked memory (above)"
 		fi
 	fi
+	! dmesg_report || fail "the kernel log has a warning or a crash (above)"
+}
+
+# dmesg_report: whether the kernel log has a warning, a BUG or an oops
+# since boot (or since the guest's init emptied it between scenarios);
+# prints the first report whole, with the lines that lead to it (a
+# workqueue or lockdep report says what it is about before its WARNING
+# line).
+dmesg_report() {
 	local bad='WARNING:|BUG:|Oops|general protection|Call Trace:|kernel BUG|UBSAN|KASAN|suspected memory leak|possible recursive locking|circular locking'
-	if dmesg | grep -qE "$bad"; then
-		# The first report whole, with the lines that lead to it (a workqueue or
-		# lockdep report says what it is about before its WARNING line).
-		dmesg | grep -E -B4 -A40 "$bad" | head -80
-		fail "the kernel log has a warning or a crash (above)"
-	fi
+	dmesg | grep -qE "$bad" || return 1
+	dmesg | grep -E -B4 -A40 "$bad" | head -80
 }
 
 # debug_kernel: whether this is the debug kernel (KASAN, lockdep, kmemleak:
