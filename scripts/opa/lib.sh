@@ -34,6 +34,32 @@ opa_build_key() {
 
 opa_out_dir() { echo "$OPA_CACHE/out-$OPA_FLAVOR-$(opa_build_key)"; }
 
+# opa_debian_config: the path of Debian's amd64 kernel config of the pinned
+# version (the host flavour's base), fetched once into the cache. It comes
+# from the versioned linux-headers-<abi>-amd64 package (its .config): the
+# archive keeps those as long as the pinned linux-source-6.12, while it
+# offers linux-config-6.12 at its newest version only.
+opa_debian_config() {
+	local ver=$OPA_KERNEL_DEB_VERSION abi pkg dir cfg tmp
+	abi=${ver%%-*}+deb12
+	pkg=linux-headers-$abi-amd64
+	dir=$OPA_CACHE/debian-config
+	cfg=$dir/config-$ver
+	if [ ! -s "$cfg" ]; then
+		mkdir -p "$dir"
+		tmp=$(mktemp -d)
+		(cd "$tmp" && apt-get download -q "$pkg=$ver" >/dev/null 2>&1) ||
+			{ rm -rf "$tmp"; opa_die "cannot download $pkg $ver, whose .config is Debian's amd64 config" \
+				"of the pinned kernel (apt-cache madison $pkg)"; }
+		dpkg-deb --fsys-tarfile "$tmp"/*.deb |
+			tar -xO "./usr/src/$pkg/.config" >"$cfg.tmp" && [ -s "$cfg.tmp" ] ||
+			{ rm -rf "$tmp" "$cfg.tmp"; opa_die "$pkg $ver holds no .config"; }
+		mv "$cfg.tmp" "$cfg"
+		rm -rf "$tmp"
+	fi
+	echo "$cfg"
+}
+
 # Arguments every kernel make invocation gets. Rust warnings are errors: the
 # Rust code must build warning-free (W=1 adds nothing for Rust in 6.12), and
 # it is built by clippy (CLIPPY=1, Debian's clippy-driver of the same rustc),
