@@ -72,7 +72,7 @@ kernel: deps
 	@$(KBUILD)
 
 tools: deps
-	@cd tools/opa && cargo build -q --release --workspace
+	@. scripts/opa/lib.sh && cd tools/opa && cargo build -q --release --workspace
 
 initramfs: kernel
 	@mkdir -p $(BUILD)

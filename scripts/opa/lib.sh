@@ -12,6 +12,26 @@ OPA_SRC=$OPA_CACHE/linux-$OPA_KERNEL_DEB_VERSION
 OPA_TOOLS=$OPA_CACHE/tools
 OPA_BINDGEN=$OPA_TOOLS/bindgen-$OPA_BINDGEN_VERSION/bin/bindgen
 
+# One Rust toolchain for the kernel and the host crates alike: Debian's
+# rustc-web and its cargo, rustfmt and clippy, pinned (make deps installs
+# them). A rustup toolchain on PATH is not used: cargo runs the cargo-clippy
+# and cargo-fmt of its home's bin/ before PATH's, so cargo's home is in the
+# cache, and Debian's tools come first on PATH (links, so that no other
+# program of /usr/bin changes for the scripts).
+OPA_RUST_BIN=$OPA_CACHE/rust-bin
+if [ ! -L "$OPA_RUST_BIN/clippy-driver" ]; then
+	mkdir -p "$OPA_RUST_BIN"
+	for _t in cargo rustc rustdoc rustfmt cargo-fmt cargo-clippy clippy-driver; do
+		ln -sfn "/usr/bin/$_t" "$OPA_RUST_BIN/$_t"
+	done
+	unset _t
+fi
+case ":$PATH:" in
+*":$OPA_RUST_BIN:"*) ;;
+*) PATH=$OPA_RUST_BIN:$PATH ;;
+esac
+export PATH CARGO_HOME=$OPA_CACHE/cargo RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+
 # Kernel flavours: "default" for tests, "debug" adds KASAN, lockdep, kmemleak,
 # "host" is Debian's amd64 kernel with the driver (make deb).
 OPA_FLAVOR=${OPA_FLAVOR:-default}

@@ -4,9 +4,9 @@
 
 # Debian's linux-source-6.12: the base tree the overlay is laid over.
 OPA_KERNEL_DEB_VERSION=${OPA_KERNEL_DEB_VERSION:-6.12.117-1~deb12u1}
-# Debian's rustc-web/rust-web-src: the only rustc here that ships core's
-# source (the rustup toolchain on PATH has no rust-src, so it cannot build
-# kernel Rust).
+# Debian's rustc-web/rust-web-src, with cargo-web, rustfmt-web and
+# rust-web-clippy of the same version: the one Rust toolchain of the kernel
+# (the only rustc here that ships core's source) and of the host crates.
 OPA_RUSTC_DEB_VERSION=${OPA_RUSTC_DEB_VERSION:-1.96.0+dfsg1-1~deb12u2}
 # Debian 13's own rustc-web of the same Rust release: the out-of-tree build
 # on a Debian 13 host uses it against headers made with Debian 12's (Rust
