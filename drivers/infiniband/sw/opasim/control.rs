@@ -421,8 +421,12 @@ impl FileOps for DevicesFile {
                     lids.push(parse_num(w).ok_or(EINVAL)?, GFP_KERNEL)?;
                 }
                 let mut name = KVec::new();
-                self.sim
-                    .add_device(nports, &lids, &sim::DEFAULT_PKEYS, &mut name)
+                self.sim.add_device(
+                    nports,
+                    &lids,
+                    sim::default_pkeys(self.sim.fabric.managed),
+                    &mut name,
+                )
             }
             Some(b"del") => {
                 let name = ws.next().ok_or(EINVAL)?;

@@ -93,8 +93,8 @@ kernel::module_param_charp!(
 );
 kernel::module_param_charp!(
     pkeys,
-    c_str!("0xffff,0x8001"),
-    "P_Key table of the ports made at load time (up to 16, comma-separated)"
+    c_str!("default"),
+    "P_Key table of the ports made at load time (up to 16, comma-separated); default: hfi1's after reset (0x8001,0x7fff) when managed, else 0xffff,0x8001,0x7fff"
 );
 
 kernel::module_param_uint!(
@@ -154,9 +154,12 @@ impl kernel::Module for OpasimModule {
             sim,
         };
         let (ndev, nports) = (devices.get(), ports.get());
-        let table = control::parse_pkeys(pkeys.get().as_bytes()).inspect_err(|_| {
-            pr_err!("pkeys: 1 to 16 P_Keys up to 0xffff, key part not 0, comma-separated\n")
-        })?;
+        let table = match pkeys.get().as_bytes() {
+            b"default" => *sim::default_pkeys(managed.get() == 1),
+            keys => control::parse_pkeys(keys).inspect_err(|_| {
+                pr_err!("pkeys: 1 to 16 P_Keys up to 0xffff, key part not 0, comma-separated\n")
+            })?,
+        };
         let allowed = parse_device_set(mgmt_allowed.get().as_bytes()).inspect_err(|_| {
             pr_err!("mgmt_allowed: all, or device indices below 64, comma-separated\n")
         })?;

@@ -27,14 +27,37 @@ pub(crate) const MAX_DEVICE_PORTS: u32 = 8;
 /// The largest unicast LID the simulation hands out or accepts.
 pub(crate) const MAX_LID: u32 = 0xbfff;
 
-/// The P_Key table of ports added at run time: the default partition and the full member of
-/// partition 1.
-pub(crate) const DEFAULT_PKEYS: [u16; PKEY_TABLE_LEN] = {
+/// A P_Key table holding `keys` first, the rest empty.
+const fn pkey_table(keys: &[u16]) -> [u16; PKEY_TABLE_LEN] {
     let mut t = [0; PKEY_TABLE_LEN];
-    t[0] = 0xffff;
-    t[1] = 0x8001;
+    let mut i = 0;
+    while i < keys.len() {
+        t[i] = keys[i];
+        i += 1;
+    }
     t
-};
+}
+
+/// hfi1's P_Key table after reset (`hfi1_init_pportdata()`): 0x8001 at index 0 and the
+/// limited management P_Key (`DEFAULT_P_KEY`, which `common.h` defines as `LIM_MGMT_P_KEY`)
+/// at `default_pkey_idx`, 1. The ports of a managed fabric start with it, and the SM
+/// programs the rest, as on hardware.
+pub(crate) const RESET_PKEYS: [u16; PKEY_TABLE_LEN] = pkey_table(&[0x8001, 0x7fff]);
+
+/// The P_Key table of the ports of a fabric without SM, where nothing programs it: what an
+/// SM gives a node of the management partition: its full membership, the default partition
+/// 0x8001, and the limited management P_Key, which opamgt (Debian's OPA admin tools) needs
+/// in the table to open a port.
+pub(crate) const UNMANAGED_PKEYS: [u16; PKEY_TABLE_LEN] = pkey_table(&[0xffff, 0x8001, 0x7fff]);
+
+/// The P_Key table of a new port, unless the `pkeys` module parameter says otherwise.
+pub(crate) fn default_pkeys(managed: bool) -> &'static [u16; PKEY_TABLE_LEN] {
+    if managed {
+        &RESET_PKEYS
+    } else {
+        &UNMANAGED_PKEYS
+    }
+}
 
 /// The node GUID of device `index`, which is also its port 1's GUID, as on hfi1 (`chip.c`:
 /// the port's GUID is the node's).

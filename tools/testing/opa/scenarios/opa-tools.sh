@@ -29,7 +29,7 @@ flits() { sed -n "s/^ *$2 .*(\\([0-9]*\\) Flits).*/\\1/p" "$1" | head -n 1; }
 run_with() {
 	local drv=$1 a b tx0 txd0 tx1 txd1 h0 h1 sent
 	echo "=== $drv"
-	load_vnic_stack "$drv" pkeys=0xffff,0x7fff,0x8001
+	load_vnic_stack "$drv"
 	must modprobe ib_uverbs
 
 	echo "== opainfo"
@@ -54,7 +54,7 @@ run_with() {
 	has /tmp/pi "NeighborNodeType: Switch" "portinfo: the neighbour is the switch"
 	has /tmp/pi "Capability3: +0x2000" "portinfo: CapabilityMask3 has IsEthOnFabric ($drv)"
 	must opasmaquery -o pkey >/tmp/pkey 2>&1
-	has /tmp/pkey "0- +7: +0xffff +0x7fff +0x8001 +0x0000" "pkey: the port's table"
+	has /tmp/pkey "0- +7: +0xffff +0x8001 +0x7fff +0x0000" "pkey: the port's table, opasim's default"
 	must opasmaquery -o slsc >/tmp/slsc 2>&1
 	has /tmp/slsc "^SC: 00 01 02 03" "slsc: the identity map after reset"
 	echo "1:3" >$dbg/opasim0/port1/sc2vl || fail "cannot write sc2vl"

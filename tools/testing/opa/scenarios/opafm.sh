@@ -24,16 +24,23 @@ smp() {
 	grep -q "status 0x8000 " "$out" || { cat "$out"; fail "smp $*: an error status"; }
 }
 
-load_vnic_stack opa_vnic_rs managed=1 devices=4 pkeys=0xffff,0x7fff,0x8001
+load_vnic_stack opa_vnic_rs managed=1 devices=4
 must modprobe ib_uverbs
 
-echo "== before the SM: every port Init, without a LID"
+echo "== before the SM: every port Init, without a LID, with hfi1's P_Keys after reset"
 for d in 0 1 2 3; do
 	expect "opasim$d state" "$(cat $ib/opasim$d/ports/1/state)" "2: INIT"
 	expect "opasim$d LID" "$(cat $ib/opasim$d/ports/1/lid)" "0x0"
+	expect "opasim$d P_Keys" "$(cat $ib/opasim$d/ports/1/pkeys/* | grep -v '^0x0000$' | tr '\n' ' ')" "0x8001 0x7fff "
 done
 
 echo "== directed route to the switch, and through it"
+# An HFI answers an SMP with the limited management P_Key, which only a full member takes
+# (hfi1's ingress_pkey_matches_entry()): before any SM has programmed the tables, no port
+# after reset would take the answers. The SM's port is made a full member of the
+# management partition (0xffff), as opa-fm's SM programs its own port; the umad agent on
+# opasim0 stands for it until opafmd starts.
+must sh -c "echo '0x8001 0x7fff 0xffff' >/sys/kernel/debug/opasim/opasim0/port1/pkeys"
 smp /tmp/sw 0x11 --path 1
 expect "switch: node type" "$(field /tmp/sw 2 1)" 02
 expect "switch: ports" "$(field /tmp/sw 3 1)" 30

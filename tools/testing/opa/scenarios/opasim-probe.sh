@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-# opasim registers its default devices (2 devices of 1 port, LIDs 1 and 2, P_Keys 0xffff
-# and 0x8001) as OPA, VNIC-capable RDMA devices with ACTIVE ports; the MAD stack, umad, the
+# opasim registers its default devices (2 devices of 1 port, LIDs 1 and 2, P_Keys 0xffff,
+# 0x8001 and 0x7fff, as an SM would program a management node) as OPA, VNIC-capable RDMA devices with ACTIVE ports; the MAD stack, umad, the
 # C opa_vnic and opa_vnic_rs attach to them; everything unloads cleanly, in either order.
 . /opa/guest-lib.sh
 
@@ -17,6 +17,7 @@ for d in 0 1; do
 	[ "$(cat $dev/ports/1/lid)" = "0x$((d + 1))" ] || fail "opasim$d has LID $(cat $dev/ports/1/lid)"
 	[ "$(cat $dev/ports/1/pkeys/0)" = "0xffff" ] || fail "opasim$d P_Key 0"
 	[ "$(cat $dev/ports/1/pkeys/1)" = "0x8001" ] || fail "opasim$d P_Key 1"
+	[ "$(cat $dev/ports/1/pkeys/2)" = "0x7fff" ] || fail "opasim$d P_Key 2"
 	[ "$(cat $dev/node_type)" = "1: CA" ] || fail "opasim$d is not a CA"
 done
 rdma link show | grep -q 'opasim0/1 .*state ACTIVE' || fail "rdma link does not show opasim0/1 ACTIVE"
@@ -86,6 +87,15 @@ rdma link show
 [ "$(cat /sys/class/infiniband/opasim2/ports/2/lid)" = 0x6 ] || fail "opasim2/2 does not have LID 6"
 [ "$(cat /sys/kernel/debug/opasim/opasim1/port2/pkeys)" = "0xffff 0x8002 0x0003" ] ||
 	fail "the P_Keys are not those of the parameter"
+must rmmod opasim
+echo "== managed: the ports' P_Keys are hfi1's after reset, until an SM programs them"
+must modprobe opasim managed=1 devices=1
+keys=$(cat /sys/kernel/debug/opasim/opasim0/port1/pkeys)
+echo "managed, after reset: $keys"
+[ "$keys" = "0x8001 0x7fff" ] || fail "a managed port starts with P_Keys '$keys', not hfi1's 0x8001 0x7fff"
+must sh -c 'echo add 1 >/sys/kernel/debug/opasim/devices'
+keys=$(cat /sys/kernel/debug/opasim/opasim1/port1/pkeys)
+[ "$keys" = "0x8001 0x7fff" ] || fail "a managed port added at run time starts with P_Keys '$keys'"
 must rmmod opasim
 for bad in devices=17 ports=0 ports=9 pkeys=0x8000 pkeys=; do
 	modprobe opasim $bad 2>/dev/null && fail "opasim loaded with $bad"
