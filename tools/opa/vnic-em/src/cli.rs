@@ -57,8 +57,7 @@ On a fabric run by opa-fm (Debian's opa-fm: SM, SA and PM):
   - Name node ports by GUID or node description: LIDs are the SM's, and
     watch follows them when they change (an SM restart, a re-cabled
     node).
-Details: Documentation/infiniband/opa_vnic_rs.rst (\"On a fabric run by
-opa-fm\") and Documentation/infiniband/vnic-em.rst."
+The config file's reference: fabric.toml(5)."
 );
 
 /// Ethernet Manager for Omni-Path VNIC: configures virtual Ethernet

@@ -261,14 +261,37 @@ fn gen_docs_writes_man_pages_and_completions_from_the_help() {
     let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
     let main = read("man/vnic-em.1");
     assert!(main.contains("vnic\\-em\\-watch(1)"), "{main}");
-    assert!(main.contains("Exit codes:"), "{main}");
+    // The sections man-pages(7) names, in its order; none clap calls EXTRA; only installed
+    // files named.
+    let at = |page: &str, s: &str| page.find(s).unwrap_or_else(|| panic!("no {s}: {page}"));
+    assert!(
+        at(&main, ".SH OPTIONS") < at(&main, ".SH \"EXIT STATUS\""),
+        "{main}"
+    );
+    assert!(
+        at(&main, ".SH \"EXIT STATUS\"") < at(&main, ".SH NOTES"),
+        "{main}"
+    );
+    assert!(at(&main, ".SH NOTES") < at(&main, ".SH FILES"), "{main}");
+    assert!(
+        at(&main, ".SH FILES") < at(&main, ".SH \"SEE ALSO\""),
+        "{main}"
+    );
+    assert!(main.contains(".BR fabric.toml (5)"), "{main}");
+    assert!(main.contains("/etc/vnic\\-em/fabric.toml"), "{main}");
+    let config = read("man/fabric.toml.5");
+    assert!(config.contains(".TH FABRIC.TOML 5"), "{config}");
     let watch = read("man/vnic-em-watch.1");
     assert!(watch.contains("\\-\\-interval"), "{watch}");
     assert!(watch.contains("SIGTERM"), "{watch}");
     for sub in [
         "apply", "validate", "show", "counters", "traps", "set", "raw",
     ] {
-        assert!(dir.join(format!("man/vnic-em-{sub}.1")).exists(), "{sub}");
+        let page = read(&format!("man/vnic-em-{sub}.1"));
+        assert!(page.contains(".SH \"EXIT STATUS\""), "{sub}: {page}");
+        assert!(!page.contains(".SH EXTRA"), "{sub}: {page}");
+        assert!(!page.contains("Documentation/"), "{sub}: {page}");
+        assert!(page.contains(".BR vnic\\-em (1)"), "{sub}: {page}");
     }
     for f in [
         "completions/bash/vnic-em.bash",

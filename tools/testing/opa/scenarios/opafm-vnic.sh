@@ -121,7 +121,7 @@ run_with() {
 	echo "=== $drv"
 	# Management allowed on opasim0's switch port only, where the SM and the EM run (a
 	# switch's per-port setting): the other HFIs are limited members of the Admin vFabric.
-	load_vnic_stack "$drv" managed=1 devices=4 pkeys=0xffff,0x7fff,0x8001 mgmt_allowed=0
+	load_vnic_stack "$drv" managed=1 devices=4 mgmt_allowed=0
 	must modprobe ib_uverbs
 	echo -n "em hfi1_0" >$ib/opasim0/node_desc
 	echo -n "hostA hfi1_0" >$ib/opasim1/node_desc
@@ -232,10 +232,32 @@ run_with() {
 	echo "ok: watch followed the SM restart and the LID change; ping and ARP resumed"
 	kill $w
 	wait $w 2>/dev/null
+	for ns in h0 h1 h2; do ip netns del $ns; done
+
+	if [ "$drv" = opa_vnic_rs ]; then
+		echo "== discover --config: the starting file, applied as written"
+		must em discover --config >/tmp/start.toml
+		cat /tmp/start.toml
+		must em apply /tmp/start.toml >/tmp/apply.out
+		cat /tmp/apply.out
+		grep -q "node port(s) joined multicast group" /tmp/apply.out ||
+			fail "apply of the starting file joined no multicast group"
+		set -- $(sed -n 's/^mac = "\(.*\)"$/\1/p' /tmp/start.toml)
+		[ $# = 4 ] || fail "the starting file has $# vports, not one on each of the 4 HFIs"
+		s1=$(netdev_by_mac "$2") s2=$(netdev_by_mac "$3")
+		[ -n "$s1" ] && [ -n "$s2" ] || fail "no netdev with the starting file's MACs $2 and $3"
+		netns_host s1 "$s1" 192.168.79.1/24
+		netns_host s2 "$s2" 192.168.79.2/24
+		# No permanent neighbours: the first ping needs ARP, whose broadcast reaches
+		# the other VNIC only through the group apply joined.
+		wait_for "ping with ARP over the starting file's vesw" 60 ping_ok s1 192.168.79.2
+		ip -n s1 neigh show | grep -q "192.168.79.2 .*lladdr $3" ||
+			fail "s1 learnt no MAC of s2 by ARP: $(ip -n s1 neigh show)"
+		for ns in s1 s2; do ip netns del $ns; done
+	fi
 
 	fm_stop
 	cp /tmp/opafm.xml.orig $conf
-	for ns in h0 h1 h2; do ip netns del $ns; done
 	sleep 1
 	must rmmod ib_uverbs
 	unload_vnic_stack "$drv"

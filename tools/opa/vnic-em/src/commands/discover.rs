@@ -70,15 +70,24 @@ pub fn vport_mac(port_guid: u64) -> String {
 }
 
 /// The starting config of `nodes`: one vesw, one vport on each port, named by GUID.
+///
+/// It works as written on a fabric opa-fm runs with its default `opafm.xml`: the vesw is in
+/// the Default vFabric (P_Key 0x8001, in every port's table), and it names no multicast DLID,
+/// so broadcast goes to the MLID of the SA's group (the IPv4 broadcast group opa-fm
+/// pre-creates), which `apply` joins the vports' ports to. A fixed DLID would join no group,
+/// and the switches would forward no ARP.
 pub fn starting_config(nodes: &[SaNode]) -> String {
     let mut s = String::from(
         "# A starting config from the fabric's subnet administrator (vnic-em discover\n\
          # --config): one vesw, one vport on each port a VNIC driver serves, named by\n\
-         # port GUID (LIDs are the SM's and may change). Check the P_Key, MTU and\n\
-         # multicast DLID against the fabric's partitions before applying.\n\
+         # port GUID (LIDs are the SM's and may change).\n\
          [em]\nfabric_id = 1\n\n\
+         # The Default vFabric of opa-fm's opafm.xml (P_Key 0x8001). Broadcast and\n\
+         # multicast go to the SA's multicast group of unknown_mcast_mgid (default: the\n\
+         # IPv4 broadcast group opa-fm creates), which apply joins every vport's port\n\
+         # to. A vesw of its own vFabric: its P_Key, and a group created for it.\n\
          [[vesw]]\nid = 1\nname = \"vesw1\"\npkey = 0x8001\neth_mtu = 1500\n\
-         unknown_mcast_dlid = 0xf00001\n",
+         # unknown_mcast_mgid = \"0xff12401b80020000:0x00000000ffffffff\"\n",
     );
     for (i, n) in nodes.iter().enumerate() {
         s.push_str(&format!(
@@ -140,4 +149,40 @@ pub fn discover<F: Fabric>(client: &mut Client<F>, opts: &DiscoverOpts, io: &mut
         }
     }
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sa::DEFAULT_MCAST_MGID;
+
+    fn node(lid: u32, guid: u64, desc: &str) -> SaNode {
+        SaNode {
+            lid,
+            port_guid: guid,
+            node_guid: guid,
+            port_num: 1,
+            desc: desc.into(),
+            vnic: true,
+        }
+    }
+
+    /// The starting file is one `apply` takes as written on opa-fm's defaults: the Default
+    /// vFabric's P_Key, and broadcast by the SA's group (joined by apply), never a fixed DLID
+    /// that no group has (the file used to give 0xf00001: ARP reached no VNIC).
+    #[test]
+    fn starting_config_takes_broadcast_from_the_sa_group() {
+        let text = starting_config(&[
+            node(1, 0x0011_7501_0000_0001, "em hfi1_0"),
+            node(2, 0x0011_7501_0000_0101, "hostA \"x\" hfi1_0"),
+        ]);
+        let cfg = crate::config::parse(&text).expect("the starting config parses");
+        assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
+        let v = &cfg.vesws[0];
+        assert_eq!(v.pkey, 0x8001);
+        assert_eq!(v.unknown_mcast_dlid, 0, "no fixed multicast DLID");
+        assert_eq!(v.unknown_mcast_mgid, Some(DEFAULT_MCAST_MGID));
+        assert_eq!(cfg.vports.len(), 2);
+        assert_eq!(cfg.names.len(), 2, "vports named by port GUID, not LID");
+    }
 }
