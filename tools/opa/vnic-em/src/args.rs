@@ -10,7 +10,7 @@ use std::time::Duration;
 use opa_wire::mad::{IB_MGMT_MAD_HDR, OPA_MGMT_MAD_SIZE};
 
 use crate::commands::EntryArg;
-use crate::config::{LID24_MAX, UNICAST_LID_MAX};
+use crate::config::{pkey_problem, LID24_MAX, UNICAST_LID_MAX};
 use crate::mac::Mac;
 
 /// A parser of one kind of integer, for `value_parser`.
@@ -89,13 +89,14 @@ pub fn interval(s: &str) -> Result<Duration, String> {
     }
 }
 
-/// A P_Key: 16 bits, with a key part.
+/// A vesw's P_Key: 16 bits, checked as the config file's
+/// ([`pkey_problem`]).
 pub fn pkey(s: &str) -> Result<u16, String> {
     let v = int::<u16, 0, 0xffff>(s)?;
-    if v & 0x7fff == 0 {
-        return Err(format!("P_Key {v:#06x} has no key part"));
+    match pkey_problem(v) {
+        Some(p) => Err(p),
+        None => Ok(v),
     }
-    Ok(v)
 }
 
 /// A MAC table entry of `set --mac-entry`: `INDEX=MAC,DLID[,src]`; a zero
@@ -123,6 +124,9 @@ pub fn entry(s: &str) -> Result<EntryArg, String> {
     };
     if parts.next().is_some() {
         return Err(format!("{s:?}: too many fields"));
+    }
+    if let Some(p) = mac.unicast_problem().filter(|_| !mac.is_zero()) {
+        return Err(format!("{s:?}: {p}"));
     }
     if !mac.is_zero() && dlid == 0 {
         return Err(format!("{s:?}: DLID must not be 0"));

@@ -25,6 +25,40 @@ impl Mac {
     pub fn is_multicast(&self) -> bool {
         self.0[0] & 1 != 0
     }
+
+    /// Why this address cannot be a vport's base MAC nor the address of a
+    /// MAC table entry, or `None` if it can: the one check of the config
+    /// file and of `set --mac`/`--mac-entry`. The driver sends every
+    /// multicast frame (broadcast too) to the vesw's multicast DLID and
+    /// never looks one up in the MAC table, and a netdev cannot have one
+    /// as its own address.
+    pub fn unicast_problem(&self) -> Option<String> {
+        if self.is_zero() {
+            Some(format!("{self} is all zeros, not an address"))
+        } else if *self == Mac::ALL_ONES {
+            Some(format!(
+                "{self} is the broadcast address: give a unicast address \
+                 (broadcast goes to the vesw's unknown_mcast_dlid)"
+            ))
+        } else if self.is_multicast() {
+            Some(format!(
+                "{self} is a multicast address (the low bit of its first byte is set): \
+                 give a unicast address (multicast goes to the vesw's unknown_mcast_dlid)"
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// A unicast MAC given on the command line (`set --mac`): parsed, then
+/// checked by [`Mac::unicast_problem`], as the config file's are.
+pub fn parse_unicast(s: &str) -> Result<Mac, String> {
+    let m: Mac = s.parse().map_err(|e: MacParseError| e.to_string())?;
+    match m.unicast_problem() {
+        Some(p) => Err(p),
+        None => Ok(m),
+    }
 }
 
 impl fmt::Display for Mac {
@@ -92,6 +126,22 @@ mod tests {
         assert!(!m.is_multicast());
         assert!("01:00:5e:00:00:01".parse::<Mac>().unwrap().is_multicast());
         assert!(Mac::default().is_zero());
+    }
+
+    #[test]
+    fn only_unicast_is_an_address() {
+        assert_eq!(parse_unicast("02:00:5e:10:00:01").map(|m| m.0[5]), Ok(1));
+        for bad in [
+            "ff:ff:ff:ff:ff:ff",
+            "01:00:5e:00:00:01",
+            "33:33:00:00:00:01",
+            "0:0:0:0:0:0",
+        ] {
+            assert!(parse_unicast(bad).is_err(), "{bad}");
+        }
+        assert!(parse_unicast("ff:ff:ff:ff:ff:ff")
+            .unwrap_err()
+            .contains("broadcast"));
     }
 
     #[test]

@@ -80,8 +80,8 @@ pub struct SetOpts {
     /// Port number on the vesw
     #[arg(long, value_name = "N", value_parser = args::int::<u32, 0, { u32::MAX as u64 }>)]
     pub port_num: Option<u32>,
-    /// Base MAC address
-    #[arg(long, value_name = "MAC")]
+    /// Base MAC address (unicast, as in the config file)
+    #[arg(long, value_name = "MAC", value_parser = crate::mac::parse_unicast)]
     pub mac: Option<Mac>,
     /// Set the config state to forwarding
     #[arg(long, conflicts_with = "disable")]

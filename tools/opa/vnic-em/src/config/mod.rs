@@ -58,6 +58,32 @@ pub const DEFAULT_SC2VL: [u8; NUM_SC] = {
     t
 };
 
+/// Why `pkey` cannot be a vesw's P_Key, or `None` if it can: the one check
+/// of the config file and of `set --pkey`. Every VNIC port of a vesw must
+/// be a full member of its partition (bit 15) for the ports to reach each
+/// other, and the management partition (0x7fff, 0xffff) is the SM's and
+/// the EM's, not a tenant's.
+pub fn pkey_problem(pkey: u16) -> Option<String> {
+    if pkey & 0x7fff == 0x7fff {
+        Some(format!(
+            "pkey {pkey:#06x} is the management partition's key: give the vesw a partition \
+             of its own (e.g. 0x8001)"
+        ))
+    } else if pkey & 0x7fff == 0 {
+        Some(format!(
+            "pkey {pkey:#06x} has no key part (the low 15 bits are zero)"
+        ))
+    } else if pkey & 0x8000 == 0 {
+        Some(format!(
+            "pkey {pkey:#06x} lacks the full-member bit 0x8000: a vesw's pkey is a full \
+             member's key (write {:#06x})",
+            pkey | 0x8000
+        ))
+    } else {
+        None
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The file as written.
 
@@ -388,6 +414,14 @@ pub fn parse(src: &str) -> Result<Config, Vec<Diag>> {
         warnings: Vec::new(),
     };
     let mut cfg = check::check(&mut c, raw);
+    if cfg.vesws.is_empty() && cfg.vports.is_empty() && c.diags.is_empty() {
+        // An empty file is a mistake (the wrong file, a file cut short), and
+        // `apply` of it would change nothing while saying "ok".
+        c.err(
+            0..0,
+            "no [[vesw]] and no [[vport]]: the file configures nothing",
+        );
+    }
     if c.diags.is_empty() {
         c.warnings.sort_by_key(|(off, _)| *off);
         cfg.warnings = c.warnings.into_iter().map(|(_, d)| d).collect();

@@ -95,9 +95,32 @@ fn good_config() {
 }
 
 #[test]
-fn empty_file_is_valid() {
-    assert_eq!(parse("").unwrap(), Config::default());
-    assert_eq!(parse("# nothing\n").unwrap(), Config::default());
+fn empty_file_is_an_error() {
+    assert_eq!(
+        one_err(""),
+        "1:1: no [[vesw]] and no [[vport]]: the file configures nothing"
+    );
+    assert!(one_err("# nothing\n").contains("configures nothing"));
+    assert!(parse(VESW).is_ok());
+}
+
+#[test]
+fn vesw_pkeys_and_table_macs() {
+    for (k, what) in [
+        ("0x1", "lacks the full-member bit 0x8000"),
+        ("0x7fff", "management partition"),
+        ("0xffff", "management partition"),
+    ] {
+        let e = one_err(&format!("[[vesw]]\nid = 1\npkey = {k}\n"));
+        assert!(e.starts_with("3:8: pkey") && e.contains(what), "{e}");
+    }
+    let e = one_err(&format!(
+        "{VESW}[[vesw.mac_table]]\nmac = \"ff:ff:ff:ff:ff:ff\"\ndlid = 1\n"
+    ));
+    assert!(
+        e.starts_with("5:7: MAC table entry: ff:ff:ff:ff:ff:ff is the broadcast"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -186,7 +209,7 @@ fn semantic_errors_name_the_line() {
     ));
     assert!(e.starts_with("9:7: vport mac: invalid MAC address"), "{e}");
     let e = one_err(&format!("{VESW}[[vport]]\nlid = 2\nvport = 0\nvesw = 1\nport_num = 1\nmac = \"01:00:5e:00:00:01\"\n"));
-    assert!(e.contains("non-zero unicast"), "{e}");
+    assert!(e.contains("is a multicast address"), "{e}");
     let e = one_err(&format!("{VESW}[[vport]]\nlid = 0xc000\nvport = 0\nvesw = 1\nport_num = 1\nmac = \"02:00:00:00:00:01\"\n"));
     assert!(
         e.starts_with("5:7: vport lid must be in 0x1..=0xbfff"),

@@ -293,7 +293,7 @@ fn client_errors_name_the_request() {
 
 #[test]
 fn big_mac_table_takes_several_mads() {
-    let mut src = String::from("[[vesw]]\nid = 1\npkey = 0xffff\n");
+    let mut src = String::from("[[vesw]]\nid = 1\npkey = 0x8001\n");
     for i in 0..300u32 {
         src.push_str(&format!(
             "[[vesw.mac_table]]\nmac = \"02:00:00:00:{:02x}:{:02x}\"\ndlid = {}\n",

@@ -43,7 +43,7 @@ impl<'a> Checker<'a> {
         (span.start, Diag { line, col, msg })
     }
 
-    fn err(&mut self, span: Range<usize>, msg: impl Into<String>) {
+    pub(super) fn err(&mut self, span: Range<usize>, msg: impl Into<String>) {
         let d = self.diag(&span, msg.into());
         self.diags.push(d);
     }

@@ -10,8 +10,8 @@ use toml::Spanned;
 
 use super::Checker;
 use crate::config::{
-    EmSettings, MacEntryCfg, RawRc, RawVesw, RoutingControl, Vesw, ETH_MIN_MTU, FABRIC_ID_MAX,
-    LID24_MAX, RC_MAX, VESW_ID_MAX,
+    pkey_problem, EmSettings, MacEntryCfg, RawRc, RawVesw, RoutingControl, Vesw, ETH_MIN_MTU,
+    FABRIC_ID_MAX, LID24_MAX, RC_MAX, VESW_ID_MAX,
 };
 use crate::mac::Mac;
 
@@ -68,11 +68,10 @@ pub(super) fn check_vesw(
         em.fabric_id,
     );
     let pkey: u16 = c.int(&v.pkey, 0, 0xffff, true, "pkey");
-    if pkey & 0x7fff == 0 && (0..=0xffff).contains(v.pkey.get_ref()) {
-        c.err(
-            v.pkey.span(),
-            format!("pkey {pkey:#06x} has no key part (the low 15 bits are zero)"),
-        );
+    if (0..=0xffff).contains(v.pkey.get_ref()) {
+        if let Some(p) = pkey_problem(pkey) {
+            c.err(v.pkey.span(), p);
+        }
     }
     let eth_mtu = c.opt_int(
         &v.eth_mtu,
@@ -262,6 +261,8 @@ fn check_mac_table(c: &mut Checker<'_>, sv: &Spanned<RawVesw>) -> Vec<MacEntryCf
                 e.mac.span(),
                 "MAC table entry: the all-zero MAC means an empty slot",
             );
+        } else if let Some(p) = mac.unicast_problem() {
+            c.err(e.mac.span(), format!("MAC table entry: {p}"));
         } else if let Some(l) = mac_seen.get(&mac) {
             c.err(
                 e.mac.span(),

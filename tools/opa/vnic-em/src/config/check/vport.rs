@@ -129,11 +129,8 @@ pub(super) fn check_vport(
     let mac = parsed.unwrap_or_default();
     if parsed.is_none() {
         // Reported.
-    } else if mac.is_zero() || mac.is_multicast() {
-        c.err(
-            p.mac.span(),
-            format!("vport mac {mac} must be a non-zero unicast address"),
-        );
+    } else if let Some(problem) = mac.unicast_problem() {
+        c.err(p.mac.span(), format!("vport mac: {problem}"));
     } else if let Some(l) = seen.macs.get(&(vesw, mac)) {
         c.err(
             p.mac.span(),

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What `validate` (and every command that reads a config) refuses, and
+//! how it says so: the binary run on small files, no fabric needed.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn vnic_em(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vnic-em"))
+        .args(args)
+        .output()
+        .expect("run vnic-em")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A file of its own for each test (they run at once).
+fn tmp_file(name: &str, body: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("vnic-em-validate-{}-{name}", std::process::id()));
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+/// `validate` of `body`: the exit code and standard error, the file's
+/// path replaced by `F`.
+fn validate(name: &str, body: &str) -> (Option<i32>, String) {
+    let f = tmp_file(name, body);
+    let path = f.to_str().unwrap().to_string();
+    let o = vnic_em(&["validate", &path]);
+    let _ = std::fs::remove_file(&f);
+    (o.status.code(), text(&o.stderr).replace(&path, "F"))
+}
+
+const VPORT: &str =
+    "\n[[vport]]\nlid = 2\nvport = 0\nvesw = 1\nport_num = 1\nmac = \"02:00:00:00:00:01\"\n";
+
+#[test]
+fn vesw_pkeys_must_be_full_members_outside_the_management_partition() {
+    for (pkey, want) in [
+        (
+            "0x0001",
+            "F:3:8: error: pkey 0x0001 lacks the full-member bit 0x8000",
+        ),
+        (
+            "0xffff",
+            "F:3:8: error: pkey 0xffff is the management partition's key",
+        ),
+        (
+            "0x7fff",
+            "F:3:8: error: pkey 0x7fff is the management partition's key",
+        ),
+    ] {
+        let (code, err) = validate(
+            "pkey.toml",
+            &format!("[[vesw]]\nid = 1\npkey = {pkey}\n{VPORT}"),
+        );
+        assert_eq!(code, Some(1), "{pkey}: {err}");
+        assert!(err.contains(want), "{pkey}: {err}");
+    }
+    let o = vnic_em(&["set", "-l", "2", "--vport", "0", "--pkey", "0x7fff"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("management partition"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn mac_table_entries_must_be_unicast() {
+    for mac in ["ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:01"] {
+        let (code, err) = validate(
+            "table.toml",
+            &format!("[[vesw]]\nid = 1\npkey = 0x8001\n[[vesw.mac_table]]\nmac = \"{mac}\"\ndlid = 5\n{VPORT}"),
+        );
+        assert_eq!(code, Some(1), "{mac}: {err}");
+        assert!(
+            err.contains(&format!("F:5:7: error: MAC table entry: {mac} is")),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_file_is_an_error() {
+    for body in ["", "# nothing yet\n", "[em]\nfabric_id = 1\n"] {
+        let (code, err) = validate("empty.toml", body);
+        assert_eq!(code, Some(1), "{body:?}: {err}");
+        assert!(err.contains("no [[vesw]] and no [[vport]]"), "{err}");
+    }
+}
+
+#[test]
+fn set_mac_is_checked_as_the_file_is() {
+    for (opt, val) in [
+        ("--mac", "01:00:5e:00:00:01"),
+        ("--mac", "ff:ff:ff:ff:ff:ff"),
+        ("--mac-entry", "3=01:00:5e:00:00:01,5"),
+    ] {
+        let o = vnic_em(&["set", "-l", "2", "--vport", "0", opt, val]);
+        assert_eq!(o.status.code(), Some(1), "{opt} {val}");
+        let e = text(&o.stderr);
+        assert!(e.contains("give a unicast address"), "{opt} {val}: {e}");
+    }
+    let (_, err) = validate(
+        "vport-mac.toml",
+        &format!(
+            "[[vesw]]\nid = 1\npkey = 0x8001\n{}",
+            VPORT.replace("02:00:00:00:00:01", "01:00:5e:00:00:01")
+        ),
+    );
+    assert!(
+        err.contains("vport mac: 01:00:5e:00:00:01 is a multicast address"),
+        "{err}"
+    );
+}
