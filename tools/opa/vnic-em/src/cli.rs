@@ -26,7 +26,9 @@ Exit codes:
   3  partial apply: some Sets were applied before an error
   4  local error: no umad device, or it cannot be opened or registered
      (watch: or it fails while watching)
-  5  apply --check: the fabric differs from the config"
+  5  apply --check: the fabric differs from the config
+  6  apply: the vports match the config, but a port could not join its
+     vesw's multicast group (broadcast will not reach it)"
     };
 }
 

@@ -13,7 +13,8 @@ use crate::config::ConfigErrors;
 
 /// The exit codes of `vnic-em`. Their numbers are an interface: scripts
 /// and the QEMU scenarios test them. A worse outcome has a higher
-/// number, but for [`Exit::Differs`], which no error outranks.
+/// number, but for [`Exit::Differs`], which no error outranks, and
+/// [`Exit::NotJoined`], numbered after the others so that none moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Exit {
     /// Success.
@@ -29,6 +30,10 @@ pub enum Exit {
     Device = 4,
     /// `apply --check`: the fabric differs from the config.
     Differs = 5,
+    /// `apply`: every vport is as the config says, but a node port could
+    /// not join its vesw's multicast group, so broadcast (ARP) does not
+    /// reach it. Not [`Exit::Fabric`], which says nothing was changed.
+    NotJoined = 6,
 }
 
 impl Exit {

@@ -127,10 +127,12 @@ fn a_vesw_with_its_own_mcast_dlid_joins_nothing() {
 }
 
 #[test]
-fn a_refused_join_is_a_fabric_error_that_names_the_port() {
+fn a_refused_join_after_the_sets_is_not_joined_and_names_the_port() {
     let (mut c, log) = fabric(true);
     let r = apply_and_join(&mut c, &CFG.replace("EXTRA", ""));
-    assert_eq!(r.code, Exit::Fabric, "{}{}", r.out, r.err);
+    // Not 2, "nothing was changed": the Sets took.
+    assert_eq!(r.code, Exit::NotJoined, "{}{}", r.out, r.err);
+    assert_eq!(r.code.code(), 6);
     assert_eq!(joins(&log).len(), 2);
     assert!(
         r.err.contains(

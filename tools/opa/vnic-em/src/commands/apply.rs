@@ -125,8 +125,9 @@ pub fn apply<F: Fabric>(
 
 /// After `apply` sent its Sets: the node ports of each vesw joined to its multicast group
 /// ([`crate::groups`]), one line a vesw (none with `json`, whose output is one document), one
-/// error line a port that could not join. A failed join makes a successful apply's exit a
-/// fabric error: broadcast would not reach that port.
+/// error line a port that could not join. A failed join turns a successful apply's exit into
+/// [`Exit::NotJoined`]: the Sets took (not [`Exit::Fabric`], "nothing was changed"), but
+/// broadcast would not reach that port.
 pub fn join_groups<F: Fabric>(
     client: &mut Client<F>,
     cfg: &Config,
@@ -154,7 +155,7 @@ pub fn join_groups<F: Fabric>(
         }
     }
     Ok(if failed && exit == Exit::Ok {
-        Exit::Fabric
+        Exit::NotJoined
     } else {
         exit
     })
