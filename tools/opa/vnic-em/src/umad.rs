@@ -32,18 +32,21 @@ pub use opa_umad::{
 };
 
 use crate::fabric::{Dest, Event, Fabric, FabricError, DEFAULT_SUBNET_PREFIX};
+use discovery::{discovery_error, open_error};
+
+mod discovery;
 
 /// Every umad device under `root` (`/` on a real system), sorted by
 /// number; checks the ABI version first ([`opa_umad::list_ports`]).
 pub fn list_ports(root: &Path) -> Result<Vec<UmadPort>, FabricError> {
-    opa_umad::list_ports(root).map_err(|e| FabricError::Device(e.to_string()))
+    opa_umad::list_ports(root).map_err(|e| FabricError::Device(discovery_error(&e, &[])))
 }
 
 /// Picks the port: the named umad device, or the first of `hca`/`port`,
 /// preferring an ACTIVE port when nothing is named
 /// ([`opa_umad::select_port`]).
 pub fn select_port(ports: &[UmadPort], sel: &PortSelect) -> Result<UmadPort, FabricError> {
-    opa_umad::select_port(ports, sel).map_err(|e| FabricError::Device(e.to_string()))
+    opa_umad::select_port(ports, sel).map_err(|e| FabricError::Device(discovery_error(&e, ports)))
 }
 
 /// The umad header of a send of agent `agent_id` to `dest`.
@@ -168,9 +171,8 @@ impl Umad {
                 port.ibdev, port.port
             )));
         }
-        let dev = Device::open(&port.dev_path).map_err(|e| {
-            FabricError::Device(format!("cannot open {}: {e}", port.dev_path.display()))
-        })?;
+        let dev = Device::open(&port.dev_path)
+            .map_err(|e| FabricError::Device(open_error(&port.dev_path, &e)))?;
         let mut reg = Registration::class(OPA_MGMT_CLASS_INTEL_EMA, OPA_EMA_CLASS_VERSION)
             .with_oui(INTEL_OUI);
         if traps {

@@ -20,12 +20,14 @@ fn discovery() {
     assert!(matches!(e, FabricError::Device(_)));
     assert_eq!(
         e.to_string(),
-        format!(
-            "cannot read {}: No such file or directory (os error 2) (is ib_umad loaded?)",
-            root.join("sys/class/infiniband_mad/abi_version").display()
-        )
+        "no umad device: the ib_umad module is not loaded (load it: modprobe ib_umad)"
     );
     write_abi_version(&root, "5");
+    let none = select_port(&list_ports(&root).unwrap(), &PortSelect::default());
+    assert!(
+        matches!(&none, Err(FabricError::Device(m)) if m.contains("modprobe hfi1")),
+        "{none:?}"
+    );
     add_port(&root, "umad0", "hfi1_0", 1, "0x0", "1: DOWN");
     add_port(&root, "umad2", "hfi1_0", 2, "0x2", "4: ACTIVE");
     let ports = list_ports(&root).unwrap();
@@ -36,7 +38,8 @@ fn discovery() {
     };
     assert!(matches!(
         select_port(&ports, &sel),
-        Err(FabricError::Device(m)) if m == "no umad device for mlx5_0"
+        Err(FabricError::Device(m)) if m == "no umad device for mlx5_0: the umad devices are \
+            umad0 (hfi1_0 port 1), umad2 (hfi1_0 port 2) (pick a port with -C and -P, or -d)"
     ));
     // No device node.
     let e = Umad::open(&root, &PortSelect::default(), false)
