@@ -36,7 +36,7 @@ fn number(s: &str) -> Result<u64, String> {
 /// `value_parser = int::<u8, 0, { SC_VL_MAX as u64 }>`.
 pub fn int<T: TryFrom<u64>, const LO: u64, const HI: u64>(s: &str) -> Result<T, String> {
     let v = number(s)?;
-    let out = || format!("{s} is out of range {LO:#x}..={HI:#x}");
+    let out = || format!("{s} is out of range: give {LO:#x} to {HI:#x}");
     if !(LO..=HI).contains(&v) {
         return Err(out());
     }
@@ -147,7 +147,10 @@ mod tests {
     fn int_takes_decimal_and_hex_in_range() {
         assert_eq!(LID("0x2"), Ok(2));
         assert_eq!(LID(" 49151 "), Ok(0xbfff));
-        assert_eq!(LID("0"), Err("0 is out of range 0x1..=0xbfff".to_string()));
+        assert_eq!(
+            LID("0"),
+            Err("0 is out of range: give 0x1 to 0xbfff".to_string())
+        );
         assert_eq!(
             LID("x"),
             Err("\"x\" is not a number (decimal or 0x hex)".to_string())

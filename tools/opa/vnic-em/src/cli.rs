@@ -291,6 +291,25 @@ pub(crate) enum Command {
     },
 }
 
+/// For a mistyped command (`vnic-em aply`): the command it is nearest,
+/// said as a line to print after clap's error, which does not say it
+/// (clap's own suggestions would pull in another crate).
+pub(crate) fn command_tip(e: &clap::Error, cmd: &clap::Command) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    let Some(ContextValue::String(typed)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    let names: Vec<&str> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| s.get_name())
+        .collect();
+    vnic_em::suggest::did_you_mean(typed, &names).map(|s| format!("  tip: did you mean `{s}`?"))
+}
+
 /// How many MADs `apply` and `watch` keep in flight.
 #[derive(Args, Debug, Clone, Copy)]
 pub(crate) struct WindowArgs {

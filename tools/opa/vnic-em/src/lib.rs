@@ -30,5 +30,6 @@ pub mod names;
 pub mod plan;
 pub mod repair;
 pub mod sa;
+pub mod suggest;
 pub mod umad;
 pub mod view;

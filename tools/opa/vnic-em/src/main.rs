@@ -316,6 +316,9 @@ fn main() -> ExitCode {
         Ok(Err(dir)) => return docs::gen_docs(Cli::command(), &dir).into(),
         Err(e) => {
             let _ = e.print();
+            if let Some(tip) = cli::command_tip(&e, &Cli::command()) {
+                eprintln!("\n{tip}");
+            }
             let code = if e.use_stderr() {
                 Exit::Usage
             } else {

@@ -325,3 +325,17 @@ fn gen_docs_writes_man_pages_and_completions_from_the_help() {
     assert!(!text(&vnic_em(&["--help"]).stdout).contains("gen-docs"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_mistyped_command_gets_the_nearest() {
+    let o = vnic_em(&["aply", "x.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(e.contains("did you mean `apply`?"), "{e}");
+    let o = vnic_em(&["valdate", "x.toml"]);
+    assert!(text(&o.stderr).contains("did you mean `validate`?"));
+    // Nothing near: no tip.
+    let o = vnic_em(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!text(&o.stderr).contains("did you mean"));
+}

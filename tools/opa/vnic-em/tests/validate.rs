@@ -117,3 +117,83 @@ fn set_mac_is_checked_as_the_file_is() {
         "{err}"
     );
 }
+
+/// Words of serde and of Rust that meant nothing to an admin.
+const NOT_FOR_USERS: [&str; 8] = [
+    "invalid type",
+    "expected i64",
+    "map",
+    "sequence",
+    "..=",
+    "unknown field",
+    "missing field",
+    "expected one of",
+];
+
+fn no_serde_words(err: &str) {
+    for w in NOT_FOR_USERS {
+        assert!(!err.contains(w), "{w:?} in {err}");
+    }
+}
+
+#[test]
+fn every_error_of_a_file_at_once_each_at_its_place() {
+    let body = "[[vesw]]\nid = \"one\"\npkey = 0x0001\neth_mtu = 20000\n\
+                unknown_mcast_dlidd = 5\n[vport]\nlid = 2\nbad line\n";
+    let (code, err) = validate("all.toml", body);
+    assert_eq!(code, Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let want = [
+        "F:2:6: error: `id` must be an integer (decimal or 0x hex), not a string",
+        "F:3:8: error: pkey 0x0001 lacks the full-member bit 0x8000",
+        "F:4:11: error: eth_mtu must be from 68 to 16333 (got 20000)",
+        "F:5:1: error: unknown key `unknown_mcast_dlidd` in [[vesw]]: did you mean `unknown_mcast_dlid`?",
+        "F:6:1: error: `vport` must be an array of tables: write [[vport]]",
+        "F:8:5: error: key with no value, expected `=`",
+    ];
+    assert_eq!(lines.len(), want.len(), "{err}");
+    for (l, w) in lines.iter().zip(want) {
+        assert!(l.starts_with(w), "{l:?} is not {w:?}:\n{err}");
+    }
+    no_serde_words(&err);
+}
+
+#[test]
+fn messages_are_in_the_files_words() {
+    let vesw = "[[vesw]]\nid = 1\npkey = 0x8001\n";
+    for (body, want) in [
+        (
+            format!("{vesw}[vport]\nlid = 2\n"),
+            "F:4:1: error: `vport` must be an array of tables: write [[vport]]",
+        ),
+        (
+            format!("[vesw]\nid = 1\npkey = 0x8001\n{VPORT}"),
+            "F:1:1: error: `vesw` must be an array of tables: write [[vesw]]",
+        ),
+        (
+            format!("{vesw}mac_table = 3\n{VPORT}"),
+            "F:4:13: error: `mac_table` must be an array of tables: write [[vesw.mac_table]]",
+        ),
+        (
+            format!("[[vesw]]\nid = 4096\npkey = 0x8001\n{VPORT}"),
+            "F:2:6: error: vesw id must be from 0x0 to 0xfff (got 4096)",
+        ),
+        (
+            format!("{vesw}mac_table_from_vports = 1\n{VPORT}"),
+            "F:4:25: error: `mac_table_from_vports` must be true or false, not an integer",
+        ),
+        (
+            format!("[[vesw]]\nid = 1\n{VPORT}"),
+            "F:1:1: error: [[vesw]] needs `pkey`",
+        ),
+        (
+            format!("[emm]\n{vesw}{VPORT}"),
+            "F:1:2: error: unknown key `emm` in the file: did you mean `em`?",
+        ),
+    ] {
+        let (code, err) = validate("words.toml", &body);
+        assert_eq!(code, Some(1), "{body}: {err}");
+        assert!(err.contains(want), "{body}\nwant {want}\ngot {err}");
+        no_serde_words(&err);
+    }
+}

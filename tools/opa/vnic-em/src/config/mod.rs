@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 
 use opa_wire::encap::RcClass;
 use opa_wire::vema_info::{MAC_TBL_MAX_ENTRIES, MAX_NUM_PCP};
-use serde::Deserialize;
 use toml::Spanned;
 
 use crate::mac::Mac;
@@ -20,6 +19,7 @@ use crate::sa::NodeRef;
 
 mod check;
 mod diag;
+mod read;
 
 pub use diag::{line_col, ConfigErrors, Diag};
 
@@ -89,18 +89,12 @@ pub fn pkey_problem(pkey: u16) -> Option<String> {
 
 type SInt = Spanned<i64>;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawConfig {
     em: Option<RawEm>,
-    #[serde(default)]
     vesw: Vec<Spanned<RawVesw>>,
-    #[serde(default)]
     vport: Vec<Spanned<RawVport>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawEm {
     fabric_id: Option<SInt>,
     trap_lid: Option<SInt>,
@@ -108,13 +102,11 @@ struct RawEm {
     sc2vl: Option<Spanned<toml::Value>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawVesw {
-    id: SInt,
+    id: Option<SInt>,
     name: Option<Spanned<String>>,
     fabric_id: Option<SInt>,
-    pkey: SInt,
+    pkey: Option<SInt>,
     eth_mtu: Option<SInt>,
     unknown_ucast_dlids: Option<Spanned<Vec<SInt>>>,
     unknown_ucast_nodes: Option<Spanned<Vec<Spanned<String>>>>,
@@ -123,12 +115,9 @@ struct RawVesw {
     unknown_mcast_mgid: Option<Spanned<String>>,
     routing_control: Option<RawRc>,
     mac_table_from_vports: Option<bool>,
-    #[serde(default)]
     mac_table: Vec<Spanned<RawMacEntry>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawRc {
     default: Option<SInt>,
     ipv4: Option<SInt>,
@@ -139,26 +128,22 @@ struct RawRc {
     ipv6_udp: Option<SInt>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawMacEntry {
     index: Option<SInt>,
-    mac: Spanned<String>,
+    mac: Option<Spanned<String>>,
     mask: Option<Spanned<String>>,
     dlid: Option<SInt>,
     node: Option<Spanned<String>>,
     source: Option<bool>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawVport {
     lid: Option<SInt>,
     node: Option<Spanned<String>>,
-    vport: SInt,
-    vesw: SInt,
-    port_num: SInt,
-    mac: Spanned<String>,
+    vport: Option<SInt>,
+    vesw: Option<SInt>,
+    port_num: Option<SInt>,
+    mac: Option<Spanned<String>>,
     enabled: Option<bool>,
     encap_slid: Option<SInt>,
     pcp_sc_uc: Option<Spanned<Vec<SInt>>>,
@@ -396,23 +381,14 @@ impl Config {
 
 /// Parses and checks a config; every error found, in file order.
 pub fn parse(src: &str) -> Result<Config, Vec<Diag>> {
-    let raw: RawConfig = match toml::from_str(src) {
-        Ok(r) => r,
-        Err(e) => {
-            let (line, col) = e.span().map(|s| line_col(src, s.start)).unwrap_or((0, 0));
-            return Err(vec![Diag {
-                line,
-                col,
-                msg: e.message().trim().to_string(),
-            }]);
-        }
-    };
     let mut c = check::Checker {
         src,
         diags: Vec::new(),
         names: Vec::new(),
         warnings: Vec::new(),
+        partial: false,
     };
+    let raw = read::read(&mut c);
     let mut cfg = check::check(&mut c, raw);
     if cfg.vesws.is_empty() && cfg.vports.is_empty() && c.diags.is_empty() {
         // An empty file is a mistake (the wrong file, a file cut short), and

@@ -65,7 +65,11 @@ pub fn step_text(step: &Step) -> String {
             let range = match set.entries.len() {
                 0 => "digest only".to_string(),
                 1 => format!("slot {}", set.offset),
-                n => format!("slots {}..={}", set.offset, usize::from(set.offset) + n - 1),
+                n => format!(
+                    "slots {} to {}",
+                    set.offset,
+                    usize::from(set.offset) + n - 1
+                ),
             };
             format!(
                 "{}: set MAC table {range} ({} changed), digest {from_digest:#010x} -> {digest:#010x}",

@@ -354,7 +354,7 @@ fn sample_config_applies_and_reapplies_cleanly() {
     assert!(r.out.contains("8 Set(s) to send"), "{}", r.out);
     assert!(
         r.out.contains(
-            "LID 0x0001 vport 0 [vesw 1 tenant-a]: set MAC table slots 0..=2 (3 changed)"
+            "LID 0x0001 vport 0 [vesw 1 tenant-a]: set MAC table slots 0 to 2 (3 changed)"
         ),
         "{}",
         r.out

@@ -35,6 +35,9 @@ pub(super) struct Checker<'a> {
     /// The node ports named so far (`node = "..."`).
     pub(super) names: Vec<NodeName>,
     pub(super) warnings: Vec<(usize, Diag)>,
+    /// The parser could not read every line: what seems missing may be
+    /// on one of them, so it is not reported ([`Checker::err_absent`]).
+    pub(super) partial: bool,
 }
 
 impl<'a> Checker<'a> {
@@ -46,6 +49,14 @@ impl<'a> Checker<'a> {
     pub(super) fn err(&mut self, span: Range<usize>, msg: impl Into<String>) {
         let d = self.diag(&span, msg.into());
         self.diags.push(d);
+    }
+
+    /// An error about something absent (a key, a vesw): not reported when
+    /// a syntax error may have hidden it.
+    pub(super) fn err_absent(&mut self, span: Range<usize>, msg: impl Into<String>) {
+        if !self.partial {
+            self.err(span, msg);
+        }
     }
 
     fn warn(&mut self, span: Range<usize>, msg: impl Into<String>) {
@@ -68,10 +79,12 @@ impl<'a> Checker<'a> {
     ) -> T {
         let x = *v.get_ref();
         if x < lo || x > hi {
+            // The value as the user wrote it, decimal or hex.
+            let got = self.src.get(v.span()).unwrap_or_default();
             let msg = if hex {
-                format!("{what} must be in {lo:#x}..={hi:#x} (got {x:#x})")
+                format!("{what} must be from {lo:#x} to {hi:#x} (got {got})")
             } else {
-                format!("{what} must be in {lo}..={hi} (got {x})")
+                format!("{what} must be from {lo} to {hi} (got {got})")
             };
             self.err(v.span(), msg);
             return T::default();

@@ -67,7 +67,7 @@ pub(super) fn check_sc2vl(c: &mut Checker<'_>, v: &Spanned<toml::Value>) -> Opti
                             .map_or_else(|| format!("a {}", x.type_str()), |n| n.to_string());
                         c.err(
                             span,
-                            format!("sc2vl: the VL of SC{sc} must be 0..=7 or 15 (got {got})"),
+                            format!("sc2vl: the VL of SC{sc} must be 0 to 7 or 15 (got {got})"),
                         );
                         return None;
                     }
@@ -87,8 +87,8 @@ pub(super) fn check_sc2vl(c: &mut Checker<'_>, v: &Spanned<toml::Value>) -> Opti
                         c.err(
                             span,
                             format!(
-                                "sc2vl: {pair:?} is not SC:VL with an SC 0..=31 and a VL \
-                                 0..=7 or 15"
+                                "sc2vl: {pair:?} is not SC:VL with an SC from 0 to 31 and \
+                                 a VL from 0 to 7 or 15"
                             ),
                         );
                         return None;
@@ -352,7 +352,7 @@ mod tests {
         let e = errs(&format!("[em]\nsc2vl = [{}]\n", l.join(",")));
         assert!(e[0]
             .msg
-            .contains("the VL of SC4 must be 0..=7 or 15 (got 8)"));
+            .contains("the VL of SC4 must be 0 to 7 or 15 (got 8)"));
     }
 
     #[test]

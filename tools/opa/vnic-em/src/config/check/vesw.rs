@@ -30,15 +30,18 @@ pub(super) fn check_vesw(
     seen: &mut VeswsSeen,
 ) -> Vesw {
     let v = sv.get_ref();
-    let id: u16 = c.int(&v.id, 0, i64::from(VESW_ID_MAX), true, "vesw id");
-    if let Some(first) = seen.ids.get(&id) {
-        let l = c.line_of(first);
-        c.err(
-            v.id.span(),
-            format!("duplicate vesw id {id} (first defined at line {l})"),
-        );
-    } else {
-        seen.ids.insert(id, v.id.span());
+    // A missing id is reported; the vesw is checked all the same.
+    let id: u16 = c.opt_int(&v.id, 0, i64::from(VESW_ID_MAX), true, "vesw id", 0);
+    if let Some(sid) = &v.id {
+        if let Some(first) = seen.ids.get(&id) {
+            let l = c.line_of(first);
+            c.err(
+                sid.span(),
+                format!("duplicate vesw id {id} (first defined at line {l})"),
+            );
+        } else {
+            seen.ids.insert(id, sid.span());
+        }
     }
     let name = v
         .name
@@ -67,10 +70,14 @@ pub(super) fn check_vesw(
         "fabric_id",
         em.fabric_id,
     );
-    let pkey: u16 = c.int(&v.pkey, 0, 0xffff, true, "pkey");
-    if (0..=0xffff).contains(v.pkey.get_ref()) {
+    let pkey: u16 = c.opt_int(&v.pkey, 0, 0xffff, true, "pkey", 0);
+    if let Some(sp) = v
+        .pkey
+        .as_ref()
+        .filter(|p| (0..=0xffff).contains(p.get_ref()))
+    {
         if let Some(p) = pkey_problem(pkey) {
-            c.err(v.pkey.span(), p);
+            c.err(sp.span(), p);
         }
     }
     let eth_mtu = c.opt_int(
@@ -187,7 +194,7 @@ fn check_default_ports(c: &mut Checker<'_>, v: &RawVesw) -> (Vec<u32>, Vec<usize
             for p in l.get_ref() {
                 let hi = i64::try_from(ucast.len()).unwrap_or(0) - 1;
                 if hi < 0 {
-                    c.err(
+                    c.err_absent(
                         p.span(),
                         "default port given but unknown_ucast_dlids is empty",
                     );
@@ -252,25 +259,28 @@ fn check_mac_table(c: &mut Checker<'_>, sv: &Spanned<RawVesw>) -> Vec<MacEntryCf
             }
             x
         });
-        let parsed = c.mac(&e.mac, "MAC table entry");
-        let mac = parsed.unwrap_or_default();
-        if parsed.is_none() {
-            // Reported.
-        } else if mac.is_zero() {
-            c.err(
-                e.mac.span(),
-                "MAC table entry: the all-zero MAC means an empty slot",
-            );
-        } else if let Some(p) = mac.unicast_problem() {
-            c.err(e.mac.span(), format!("MAC table entry: {p}"));
-        } else if let Some(l) = mac_seen.get(&mac) {
-            c.err(
-                e.mac.span(),
-                format!("MAC {mac} already in the table at line {l}"),
-            );
-        } else {
-            let l = c.line_of(&e.mac.span());
-            mac_seen.insert(mac, l);
+        let parsed = e
+            .mac
+            .as_ref()
+            .and_then(|m| Some((c.mac(m, "MAC table entry")?, m)));
+        let mac = parsed.map(|(m, _)| m).unwrap_or_default();
+        if let Some((mac, smac)) = parsed {
+            if mac.is_zero() {
+                c.err(
+                    smac.span(),
+                    "MAC table entry: the all-zero MAC means an empty slot",
+                );
+            } else if let Some(p) = mac.unicast_problem() {
+                c.err(smac.span(), format!("MAC table entry: {p}"));
+            } else if let Some(l) = mac_seen.get(&mac) {
+                c.err(
+                    smac.span(),
+                    format!("MAC {mac} already in the table at line {l}"),
+                );
+            } else {
+                let l = c.line_of(&smac.span());
+                mac_seen.insert(mac, l);
+            }
         }
         let mask = match &e.mask {
             Some(m) => c.mac(m, "MAC table mask").unwrap_or(Mac::ALL_ONES),
@@ -290,7 +300,7 @@ fn check_mac_table(c: &mut Checker<'_>, sv: &Spanned<RawVesw>) -> Vec<MacEntryCf
                 (0, None)
             }
             (None, None) => {
-                c.err(
+                c.err_absent(
                     se.span(),
                     "MAC table entry: missing `node` (port GUID or node description) or `dlid`",
                 );

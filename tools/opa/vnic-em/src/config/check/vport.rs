@@ -10,7 +10,9 @@ use toml::Spanned;
 
 use super::qos::{check_pairs, Sc2vl};
 use super::Checker;
-use crate::config::{Qos, RawVport, Vport, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX};
+use crate::config::{
+    Qos, RawVport, SInt, Vport, LID24_MAX, SC_VL_MAX, UNICAST_LID_MAX, VESW_ID_MAX,
+};
 use crate::mac::Mac;
 
 /// The (LID, vport) pairs, vesw port numbers and MACs met so far, at
@@ -30,11 +32,11 @@ pub(super) struct VportsSeen {
 /// vesw id (`VNIC_ID()`), per device: two vesws of one node whose ids are
 /// equal modulo 256 collide there. A warning, not an error: the config is
 /// right, and a VNIC driver with a receive path of its own would take it.
-fn check_vnic_id(c: &mut Checker<'_>, p: &RawVport, who: String, vesw: u16, seen: &mut VportsSeen) {
+fn check_vnic_id(c: &mut Checker<'_>, at: &SInt, who: String, vesw: u16, seen: &mut VportsSeen) {
     let key = (who.clone(), (vesw & 0xff) as u8);
     match seen.vnic_ids.get(&key) {
         Some(&(other, line)) if other != vesw => c.warn(
-            p.vesw.span(),
+            at.span(),
             format!(
                 "vesw {vesw} ({vesw:#x}) and vesw {other} ({other:#x}, line {line}) both have \
                  vports on {who} and ids equal modulo 256: hfi1 tells the vesws of a \
@@ -44,7 +46,7 @@ fn check_vnic_id(c: &mut Checker<'_>, p: &RawVport, who: String, vesw: u16, seen
         ),
         Some(_) => {}
         None => {
-            let line = c.line_of(&p.vesw.span());
+            let line = c.line_of(&at.span());
             seen.vnic_ids.insert(key, (vesw, line));
         }
     }
@@ -75,26 +77,27 @@ pub(super) fn check_vport(
             (0, None)
         }
         (None, None) => {
-            c.err(
+            c.err_absent(
                 sp.span(),
                 "vport: missing `node` (port GUID or node description) or `lid`",
             );
             (0, None)
         }
     };
-    let vport: u8 = c.int(
+    let vport: u8 = c.opt_int(
         &p.vport,
         0,
         i64::from(MAX_NUM_VPORT) - 1,
         false,
         "vport number",
+        0,
     );
     let here = c.line_of(&sp.span());
     // Named vports are checked for duplicates once their LIDs are known.
-    if node.is_none() && lid != 0 {
+    if let Some(sv) = p.vport.as_ref().filter(|_| node.is_none() && lid != 0) {
         if let Some(l) = seen.keys.get(&(lid, vport)) {
             c.err(
-                p.vport.span(),
+                sv.span(),
                 format!(
                     "duplicate vport: LID {lid:#06x} vport {vport} already defined at line {l}"
                 ),
@@ -103,41 +106,48 @@ pub(super) fn check_vport(
             seen.keys.insert((lid, vport), here);
         }
     }
-    let vesw: u16 = c.int(&p.vesw, 0, i64::from(VESW_ID_MAX), true, "vesw id");
-    if (0..=i64::from(VESW_ID_MAX)).contains(p.vesw.get_ref()) && !vesw_ids.contains_key(&vesw) {
-        c.err(
-            p.vesw.span(),
-            format!("vesw {vesw} is not defined (add a [[vesw]] with id = {vesw})"),
-        );
-    } else if vesw_ids.contains_key(&vesw) {
-        let who = match node.and_then(|i| c.names.get(i)) {
-            Some(n) => n.name.to_string(),
-            None => format!("LID {lid:#06x}"),
-        };
-        check_vnic_id(c, p, who, vesw, seen);
+    let vesw: u16 = c.opt_int(&p.vesw, 0, i64::from(VESW_ID_MAX), true, "vesw id", 0);
+    if let Some(sv) = &p.vesw {
+        if (0..=i64::from(VESW_ID_MAX)).contains(sv.get_ref()) && !vesw_ids.contains_key(&vesw) {
+            c.err_absent(
+                sv.span(),
+                format!("vesw {vesw} is not defined (add a [[vesw]] with id = {vesw})"),
+            );
+        } else if vesw_ids.contains_key(&vesw) {
+            let who = match node.and_then(|i| c.names.get(i)) {
+                Some(n) => n.name.to_string(),
+                None => format!("LID {lid:#06x}"),
+            };
+            check_vnic_id(c, sv, who, vesw, seen);
+        }
     }
-    let port_num: u32 = c.int(&p.port_num, 0, i64::from(u32::MAX), false, "port_num");
-    if let Some(l) = seen.port_nums.get(&(vesw, port_num)) {
-        c.err(
-            p.port_num.span(),
-            format!("port_num {port_num} of vesw {vesw} already used at line {l}"),
-        );
-    } else {
-        seen.port_nums.insert((vesw, port_num), here);
+    let port_num: u32 = c.opt_int(&p.port_num, 0, i64::from(u32::MAX), false, "port_num", 0);
+    if let Some(spn) = &p.port_num {
+        if let Some(l) = seen.port_nums.get(&(vesw, port_num)) {
+            c.err(
+                spn.span(),
+                format!("port_num {port_num} of vesw {vesw} already used at line {l}"),
+            );
+        } else {
+            seen.port_nums.insert((vesw, port_num), here);
+        }
     }
-    let parsed = c.mac(&p.mac, "vport mac");
-    let mac = parsed.unwrap_or_default();
-    if parsed.is_none() {
-        // Reported.
-    } else if let Some(problem) = mac.unicast_problem() {
-        c.err(p.mac.span(), format!("vport mac: {problem}"));
-    } else if let Some(l) = seen.macs.get(&(vesw, mac)) {
-        c.err(
-            p.mac.span(),
-            format!("duplicate MAC {mac} in vesw {vesw} (first used at line {l})"),
-        );
-    } else {
-        seen.macs.insert((vesw, mac), here);
+    let parsed = p
+        .mac
+        .as_ref()
+        .and_then(|m| Some((c.mac(m, "vport mac")?, m)));
+    let mac = parsed.map(|(m, _)| m).unwrap_or_default();
+    if let Some((mac, smac)) = parsed {
+        if let Some(problem) = mac.unicast_problem() {
+            c.err(smac.span(), format!("vport mac: {problem}"));
+        } else if let Some(l) = seen.macs.get(&(vesw, mac)) {
+            c.err(
+                smac.span(),
+                format!("duplicate MAC {mac} in vesw {vesw} (first used at line {l})"),
+            );
+        } else {
+            seen.macs.insert((vesw, mac), here);
+        }
     }
     let encap_slid = c.opt_int(
         &p.encap_slid,
