@@ -163,7 +163,15 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             window,
         } => {
             let cfg = load(&file, io)?;
-            let mut client = open(g, false)?;
+            let mut client = match open(g, false) {
+                Ok(c) => c,
+                // A dry run shows what it can without a fabric; --check and
+                // --diff are about the fabric's state, and need it.
+                Err(Error::Device(why)) if dry_run && !check && !diff => {
+                    return commands::apply_offline(&cfg, &why, json, io);
+                }
+                Err(e) => return Err(e),
+            };
             let cfg = resolved(&mut client, cfg, &file, !json, io)?;
             client.set_window(window.into());
             let opts = ApplyOpts {

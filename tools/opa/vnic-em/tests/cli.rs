@@ -339,3 +339,57 @@ fn a_mistyped_command_gets_the_nearest() {
     assert_eq!(o.status.code(), Some(1));
     assert!(!text(&o.stderr).contains("did you mean"));
 }
+
+#[test]
+fn apply_dry_run_without_a_fabric_prints_what_it_can() {
+    let s = sample();
+    let o = vnic_em(&[
+        "apply",
+        "--dry-run",
+        s.to_str().unwrap(),
+        "--sysroot",
+        "/nonexistent",
+    ]);
+    // The fabric was not read: the device error's code, after the plan.
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("no fabric: the plan of the config alone, 3 vport(s)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("LID 0x0002 vport 1 [vesw 2 tenant-b]: create vesw port info"),
+        "{out}"
+    );
+    assert!(out.contains("not checked without a fabric:"), "{out}");
+    assert!(out.contains("the fabric's current state"), "{out}");
+    assert!(
+        out.contains("6 Set(s) at most (dry run, no fabric: none sent)"),
+        "{out}"
+    );
+    assert!(text(&o.stderr).contains("modprobe ib_umad"));
+    let o = vnic_em(&[
+        "apply",
+        "-n",
+        "--json",
+        s.to_str().unwrap(),
+        "--sysroot",
+        "/nonexistent",
+    ]);
+    assert_eq!(o.status.code(), Some(4));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["fabric_read"], false);
+    assert_eq!(j["steps"].as_array().map(Vec::len), Some(6));
+    // Without --dry-run (or with --check, about the fabric), no plan.
+    for args in [
+        &["apply"][..],
+        &["apply", "--check"][..],
+        &["apply", "--dry-run", "--diff"][..],
+    ] {
+        let mut a = args.to_vec();
+        a.extend([s.to_str().unwrap(), "--sysroot", "/nonexistent"]);
+        let o = vnic_em(&a);
+        assert_eq!(o.status.code(), Some(4), "{a:?}");
+        assert!(o.stdout.is_empty(), "{a:?}: {}", text(&o.stdout));
+    }
+}

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::error::{Exit, Result};
 use crate::fabric::Fabric;
 use crate::groups;
-use crate::plan::{make_plan, send_steps};
+use crate::plan::{make_plan, offline_plan, send_steps};
 use crate::view::plan::{apply_json, step_diff, step_text, ApplyReport};
 
 use super::{report_err, Io};
@@ -121,6 +121,58 @@ pub fn apply<F: Fabric>(
     } else {
         Exit::Fabric
     })
+}
+
+/// `apply --dry-run` without a fabric: the config is checked (it loaded),
+/// the plan it makes of vports at their power-on defaults is printed, and
+/// what could not be checked is said; `why`: why there is no fabric. Ends
+/// with [`Exit::Device`], as the same `apply` with a fabric would have:
+/// the fabric was not read, so the run says nothing about it.
+pub fn apply_offline(cfg: &Config, why: &str, json: bool, io: &mut Io<'_>) -> Result {
+    let off = offline_plan(cfg);
+    let steps = &off.plan.steps;
+    if json {
+        let statuses = vec!["planned"; steps.len()];
+        let mut j = apply_json(&ApplyReport {
+            em_lid: 0,
+            dry_run: true,
+            steps,
+            statuses: &statuses,
+            up_to_date: &[],
+            applied: 0,
+            read_errors: &[],
+            set_errors: &[],
+        });
+        if let Some(o) = j.as_object_mut() {
+            o.insert("fabric_read".into(), false.into());
+            o.insert("not_checked".into(), off.unknown.clone().into());
+        }
+        writeln!(
+            io.out,
+            "{}",
+            serde_json::to_string_pretty(&j).unwrap_or_default()
+        )?;
+    } else {
+        writeln!(
+            io.out,
+            "no fabric: the plan of the config alone, {} vport(s)",
+            cfg.vports.len()
+        )?;
+        for s in steps {
+            writeln!(io.out, "  {}", step_text(s))?;
+        }
+        writeln!(io.out, "not checked without a fabric:")?;
+        for u in &off.unknown {
+            writeln!(io.out, "  - {u}")?;
+        }
+        writeln!(
+            io.out,
+            "{} Set(s) at most (dry run, no fabric: none sent)",
+            steps.len()
+        )?;
+    }
+    writeln!(io.err, "vnic-em: {why}")?;
+    Ok(Exit::Device)
 }
 
 /// After `apply` sent its Sets: the node ports of each vesw joined to its multicast group

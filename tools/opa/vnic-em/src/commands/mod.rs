@@ -30,7 +30,7 @@ use crate::view::{
     error_fields, fields_json, info_view, macs_view, summary_fields, table_view, VportView,
 };
 
-pub use apply::{apply, join_groups, ApplyOpts};
+pub use apply::{apply, apply_offline, join_groups, ApplyOpts};
 pub use counters::{counters, counters_with, CountersFormat, CountersOpts};
 pub use discover::{discover, DiscoverFormat, DiscoverOpts};
 pub use raw::{raw, RawReq};

@@ -5,6 +5,7 @@
 //! sending in order.
 
 pub mod diff;
+mod offline;
 mod read;
 mod send;
 
@@ -19,6 +20,7 @@ use diff::{
     class_port_info_changes, class_port_info_update, desired, info_changes, table_sets, Change,
     MacSet,
 };
+pub use offline::{offline_plan, OfflinePlan};
 pub use send::{send_steps, step_request, Sent};
 
 /// What one Set does.
