@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 use vnic_em::args;
 use vnic_em::client::Window;
@@ -69,55 +69,96 @@ The config file's reference: fabric.toml(5)."
     name = "vnic-em",
     version,
     after_help = EXIT_CODES,
-    after_long_help = MAIN_AFTER_LONG
+    after_long_help = MAIN_AFTER_LONG,
+    // -h picks the HFI, as in opa-ff's tools; help is --help alone.
+    disable_help_flag = true
 )]
 pub(crate) struct Cli {
+    /// The port options given before the command; those after it win.
     #[command(flatten)]
-    pub(crate) global: Global,
+    pub(crate) device: DeviceArgs,
+    /// Say more on stderr: the port and settings used, the config read
+    /// (repeat for more)
+    #[arg(short = 'v', long, global = true, action = ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// Print help
+    #[arg(long, global = true, action = ArgAction::Help)]
+    help: Option<bool>,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
 
-#[derive(Args, Debug)]
-pub(crate) struct Global {
+/// The EM's port and how MADs are sent: the options of every command that
+/// opens a port, and of none other, so that `validate --help` does not
+/// list them. Given before the command too (`vnic-em -d umad0 show`);
+/// hence no defaults here, but in [`DeviceArgs::or`]'s caller.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct DeviceArgs {
     /// umad device of the EM's port (umad0 or /dev/infiniband/umad0)
-    #[arg(short = 'd', long, global = true, value_name = "DEV")]
+    #[arg(short = 'd', long, value_name = "DEV")]
     pub(crate) umad: Option<String>,
-    /// RDMA device of the EM's port (e.g. hfi1_0); default: the first
-    /// ACTIVE port
-    #[arg(short = 'C', long, global = true, value_name = "NAME")]
+    /// RDMA device (HFI) of the EM's port, e.g. hfi1_0: -h as opa-ff's
+    /// tools, -C as infiniband-diags; default: the first ACTIVE port
+    #[arg(
+        short = 'h',
+        long = "hfi",
+        visible_short_alias = 'C',
+        visible_alias = "hca",
+        value_name = "NAME"
+    )]
     pub(crate) hca: Option<String>,
-    /// Port number of the EM's port
-    #[arg(short = 'P', long, global = true, value_name = "N")]
+    /// Port number of the EM's port: -p as opa-ff's tools, -P as
+    /// infiniband-diags
+    #[arg(short = 'p', long, visible_short_alias = 'P', value_name = "N")]
     pub(crate) port: Option<u8>,
-    /// Time to wait for the response to a request, in milliseconds; each
-    /// retry waits twice as long as the attempt before it, up to
-    /// --timeout-max-ms
-    #[arg(long, global = true, default_value_t = 1000, value_name = "MS")]
-    pub(crate) timeout_ms: u32,
+    /// Time to wait for the response to a request, in milliseconds
+    /// (default 1000); each retry waits twice as long as the attempt
+    /// before it, up to --timeout-max-ms
+    #[arg(long, value_name = "MS")]
+    pub(crate) timeout_ms: Option<u32>,
     /// The longest wait of one attempt as retries back off, in
     /// milliseconds; default: 4 times --timeout-ms (no more than
     /// --timeout-ms: no back-off)
-    #[arg(long, global = true, value_name = "MS")]
+    #[arg(long, value_name = "MS")]
     pub(crate) timeout_max_ms: Option<u32>,
-    /// Retries of a request that got no response
-    #[arg(long, global = true, default_value_t = 3, value_name = "N")]
-    pub(crate) retries: u32,
+    /// Retries of a request that got no response (default 3)
+    #[arg(long, value_name = "N")]
+    pub(crate) retries: Option<u32>,
     /// P_Key index to send VEMA MADs with; default: the index of 0xffff
     /// (else 0x7fff) in the EM port's P_Key table (SA MADs always go on it)
-    #[arg(long, global = true, value_name = "I")]
+    #[arg(long, value_name = "I")]
     pub(crate) pkey_index: Option<u16>,
     /// Service level to send VEMA MADs with; default: the EM port's SM SL
     /// (sysfs sm_sl), as opa-ff's tools send management MADs (SA MADs
     /// always go on it)
-    #[arg(long, global = true, value_name = "SL")]
+    #[arg(long, value_name = "SL")]
     pub(crate) sl: Option<u8>,
-    /// Size of the request MADs
-    #[arg(long, global = true, value_enum, default_value_t = MadSizeArg::Full, value_name = "SIZE")]
-    pub(crate) mad_size: MadSizeArg,
+    /// Size of the request MADs (default: full)
+    #[arg(long, value_enum, value_name = "SIZE")]
+    pub(crate) mad_size: Option<MadSizeArg>,
     /// Root of the sysfs and /dev trees (testing aid)
-    #[arg(long, global = true, hide = true, default_value = "/")]
-    pub(crate) sysroot: PathBuf,
+    #[arg(long, hide = true)]
+    pub(crate) sysroot: Option<PathBuf>,
+}
+
+impl DeviceArgs {
+    /// These options, each taken from `before` (given before the command)
+    /// where not given here.
+    pub(crate) fn or(self, before: &DeviceArgs) -> DeviceArgs {
+        let b = before.clone();
+        DeviceArgs {
+            umad: self.umad.or(b.umad),
+            hca: self.hca.or(b.hca),
+            port: self.port.or(b.port),
+            timeout_ms: self.timeout_ms.or(b.timeout_ms),
+            timeout_max_ms: self.timeout_max_ms.or(b.timeout_max_ms),
+            retries: self.retries.or(b.retries),
+            pkey_index: self.pkey_index.or(b.pkey_index),
+            sl: self.sl.or(b.sl),
+            mad_size: self.mad_size.or(b.mad_size),
+            sysroot: self.sysroot.or(b.sysroot),
+        }
+    }
 }
 
 /// `--mad-size`: how big the request MADs are.
@@ -143,7 +184,7 @@ impl From<MadSizeArg> for MadSize {
 pub(crate) enum Command {
     /// Make the fabric match a config file: read each vport, print the
     /// Sets needed, send them
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
     Apply {
         /// The fabric config (TOML)
         file: String,
@@ -158,7 +199,7 @@ pub(crate) enum Command {
         #[arg(long)]
         full_tables: bool,
         /// Print the plan and result as JSON
-        #[arg(long)]
+        #[arg(short = 'j', long)]
         json: bool,
         /// Print exactly the Sets apply would send, each with the values
         /// it changes (old -> new, the old as read from the fabric); send
@@ -167,47 +208,56 @@ pub(crate) enum Command {
         diff: bool,
         #[command(flatten)]
         window: WindowArgs,
+        #[command(flatten)]
+        device: DeviceArgs,
     },
     /// List the fabric's Active HFI ports a VNIC driver serves, from the
     /// subnet administrator: port GUID, LID, node description (switches
     /// and ports not yet Active left out)
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
     Discover {
         /// Every Active HFI port, not only those a VNIC driver serves
         #[arg(long)]
         all: bool,
         /// Print JSON, one object a port
-        #[arg(long, conflicts_with = "config")]
+        #[arg(short = 'j', long, conflicts_with = "config")]
         json: bool,
         /// Print a starting config: a vport on each port, named by GUID
         #[arg(long)]
         config: bool,
+        #[command(flatten)]
+        device: DeviceArgs,
     },
     /// Check a config file without touching the fabric
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
     Validate {
         /// The fabric config (TOML)
         file: String,
+        /// Print the result as JSON: the counts, warnings and errors
+        #[arg(short = 'j', long)]
+        json: bool,
     },
     /// Get every attribute of each vport and print it
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
     Show {
         #[command(flatten)]
         sel: SelectArgs,
         /// Print JSON
-        #[arg(long)]
+        #[arg(short = 'j', long)]
         json: bool,
         /// Leave out the counters
         #[arg(long)]
         no_counters: bool,
+        #[command(flatten)]
+        device: DeviceArgs,
     },
     /// Print the summary and error counters of each vport
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
     Counters {
         #[command(flatten)]
         sel: SelectArgs,
         /// Print JSON
-        #[arg(long)]
+        #[arg(short = 'j', long)]
         json: bool,
         /// Print the Prometheus text format (counters
         /// opa_vnic_vport_<name>_total, labels lid, vport, vesw, mac)
@@ -218,9 +268,11 @@ pub(crate) enum Command {
         /// collector wants
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        device: DeviceArgs,
     },
     /// Listen for traps (MAC list and link changes) and print them
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
     Traps {
         /// Point the trap LID of this node port at the EM first
         /// (repeatable)
@@ -229,43 +281,62 @@ pub(crate) enum Command {
         /// Arm every node port of this config
         #[arg(short = 'c', long, value_name = "FILE")]
         config: Option<String>,
-        /// Exit after N traps (exit 2 if --timeout comes first)
+        /// Exit after N traps (exit 2 if --wait-ms comes first)
         #[arg(long, value_name = "N")]
         count: Option<u32>,
-        /// Exit after this many seconds
-        #[arg(long, value_name = "SECS")]
+        /// Exit after this many milliseconds
+        #[arg(long, value_name = "MS", conflicts_with = "timeout")]
+        wait_ms: Option<u64>,
+        /// Exit after this many seconds: the old spelling of --wait-ms,
+        /// until the next release
+        #[arg(long, value_name = "SECS", hide = true)]
         timeout: Option<f64>,
         /// One JSON object per line
-        #[arg(long)]
+        #[arg(short = 'j', long)]
         json: bool,
+        #[command(flatten)]
+        device: DeviceArgs,
     },
     /// Keep the fabric as a config says, as a service
     ///
     /// Checks every node port of the config at start, at each poll and
     /// after traps, and re-applies what differs (a node rebooted, a driver
     /// reloaded), one line per vport, until SIGTERM or SIGINT.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
     Watch {
         /// The fabric config (TOML)
         #[arg(short = 'c', long, value_name = "FILE")]
         config: String,
-        /// Seconds between two polls of every node port
-        #[arg(long, value_name = "SECS", default_value = "10", value_parser = args::interval)]
-        interval: Duration,
+        /// Milliseconds between two polls of every node port (100 to
+        /// 86400000)
+        #[arg(long, value_name = "MS", default_value = "10000", conflicts_with = "interval",
+              value_parser = args::int::<u64, 100, 86_400_000>)]
+        interval_ms: u64,
+        /// Seconds between two polls: the old spelling of --interval-ms,
+        /// until the next release
+        #[arg(long, value_name = "SECS", hide = true, value_parser = args::interval)]
+        interval: Option<Duration>,
         /// Read MAC tables even when their digest matches the config
         #[arg(long)]
         full_tables: bool,
         #[command(flatten)]
         window: WindowArgs,
+        #[command(flatten)]
+        device: DeviceArgs,
     },
     /// One-off changes to one vport (or to a node port's trap settings)
-    #[command(after_help = EXIT_CODES)]
-    Set(SetOpts),
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
+    Set {
+        #[command(flatten)]
+        opts: SetOpts,
+        #[command(flatten)]
+        device: DeviceArgs,
+    },
     /// Send one VEMA Get or Set and print the answer as is: its MAD
     /// status and its data in hex (trailing zero bytes left out), to
     /// compare two agents byte by byte. A non-zero status is printed, not
     /// an error.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
     Raw {
         /// Node port LID
         #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
@@ -288,6 +359,11 @@ pub(crate) enum Command {
         /// header)
         #[arg(long, value_name = "N", value_parser = args::mad_len)]
         len: Option<usize>,
+        /// Print the answer as JSON: status and data
+        #[arg(short = 'j', long)]
+        json: bool,
+        #[command(flatten)]
+        device: DeviceArgs,
     },
 }
 
@@ -341,10 +417,10 @@ pub(crate) struct SelectArgs {
     /// Node port LID (repeatable)
     #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
     pub(crate) lid: Vec<u16>,
-    /// Virtual port number (repeatable)
-    #[arg(short = 'v', long, value_name = "N")]
+    /// Virtual port number (repeatable; -v N until the next release)
+    #[arg(long, value_name = "N")]
     pub(crate) vport: Vec<u8>,
-    /// Without a config or --vport, probe vports 0..N of each LID
+    /// Without a config or --vport, probe vports 0 to N-1 of each LID
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub(crate) scan: u8,
 }

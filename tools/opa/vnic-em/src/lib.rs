@@ -24,6 +24,7 @@ pub mod error;
 pub mod fabric;
 pub mod fake;
 pub mod groups;
+pub mod legacy;
 pub mod mac;
 pub mod mad;
 pub mod names;

@@ -24,20 +24,81 @@ use vnic_em::commands::{
 use vnic_em::config::{self, Config};
 use vnic_em::docs;
 use vnic_em::error::{self, Error, Exit};
+use vnic_em::legacy;
 use vnic_em::names::{self, NamesError};
 use vnic_em::umad::{PortSelect, Umad};
 
 mod cli;
 
-use cli::{Cli, Command, Global, SelectArgs};
+use cli::{Cli, Command, DeviceArgs, MadSizeArg, SelectArgs};
+
+/// What a command knows beyond its own options: the port options given
+/// before it, and how much to say.
+struct Ctx {
+    before: DeviceArgs,
+    verbose: u8,
+}
 
 /// Loads a config; its warnings go to stderr, before anything is sent.
-fn load(path: &str, io: &mut Io<'_>) -> error::Result<Config> {
+fn load(ctx: &Ctx, path: &str, io: &mut Io<'_>) -> error::Result<Config> {
     let cfg = config::load(path)?;
     for w in &cfg.warnings {
         writeln!(io.err, "{}", w.text(path, "warning"))?;
     }
+    if ctx.verbose > 0 {
+        writeln!(
+            io.err,
+            "vnic-em: {path}: {} vesw(s), {} vport(s), {} node name(s) to resolve",
+            cfg.vesws.len(),
+            cfg.vports.len(),
+            cfg.names.len()
+        )?;
+    }
     Ok(cfg)
+}
+
+/// `validate FILE`: the counts, or every error; as one JSON object with
+/// `json` (errors too, on stdout, for a script to read).
+fn validate(ctx: &Ctx, file: &str, json: bool, io: &mut Io<'_>) -> error::Result {
+    if !json {
+        let cfg = load(ctx, file, io)?;
+        let warnings = match cfg.warnings.len() {
+            0 => String::new(),
+            n => format!(", {n} warning(s)"),
+        };
+        writeln!(
+            io.out,
+            "{file}: ok ({} vesw(s), {} vport(s){warnings})",
+            cfg.vesws.len(),
+            cfg.vports.len()
+        )?;
+        return Ok(Exit::Ok);
+    }
+    let texts = |d: &[config::Diag], kind| -> Vec<String> {
+        d.iter().map(|d| d.text(file, kind)).collect()
+    };
+    let (j, exit) = match config::load(file) {
+        Ok(cfg) => (
+            serde_json::json!({
+                "file": file, "ok": true, "vesws": cfg.vesws.len(), "vports": cfg.vports.len(),
+                "warnings": texts(&cfg.warnings, "warning"), "errors": [],
+            }),
+            Exit::Ok,
+        ),
+        Err(e) => (
+            serde_json::json!({
+                "file": file, "ok": false, "warnings": [],
+                "errors": texts(&e.diags, "error"),
+            }),
+            Exit::Usage,
+        ),
+    };
+    writeln!(
+        io.out,
+        "{}",
+        serde_json::to_string_pretty(&j).unwrap_or_default()
+    )?;
+    Ok(exit)
 }
 
 /// `cfg` (read from `path`) with its node names resolved through the SA of the client's
@@ -72,38 +133,62 @@ fn resolved(
     Ok(r.cfg)
 }
 
-/// Opens the EM's port; `traps`: listen for traps too (see [`Umad::open`]).
-fn open(g: &Global, traps: bool) -> error::Result<Client<Umad>> {
+/// Opens the EM's port with the options `d` given after the command (those
+/// before it where not); `traps`: listen for traps too (see
+/// [`Umad::open`]). The defaults of the options are here.
+fn open(ctx: &Ctx, d: DeviceArgs, traps: bool, io: &mut Io<'_>) -> error::Result<Client<Umad>> {
+    let g = d.or(&ctx.before);
     let sel = PortSelect {
-        umad: g.umad.clone(),
-        hca: g.hca.clone(),
+        umad: g.umad,
+        hca: g.hca,
         port: g.port,
     };
-    let umad = Umad::open(&g.sysroot, &sel, traps).map_err(|e| Error::Device(e.to_string()))?;
-    let timeout = Duration::from_millis(u64::from(g.timeout_ms.max(1)));
+    let root = g.sysroot.unwrap_or_else(|| PathBuf::from("/"));
+    let umad = Umad::open(&root, &sel, traps).map_err(|e| Error::Device(e.to_string()))?;
+    let timeout = Duration::from_millis(u64::from(g.timeout_ms.unwrap_or(1000).max(1)));
     let policy = Policy {
         timeout,
         timeout_max: g.timeout_max_ms.map_or(timeout.saturating_mul(4), |ms| {
             Duration::from_millis(u64::from(ms))
         }),
-        retries: g.retries,
+        retries: g.retries.unwrap_or(3),
         pkey_index: g.pkey_index.unwrap_or(umad.port().mgmt_pkey_index),
         sl: g.sl.unwrap_or_else(|| umad.sm_sl()),
-        mad_size: g.mad_size.into(),
+        mad_size: g.mad_size.unwrap_or(MadSizeArg::Full).into(),
         ..Policy::default()
     };
+    if ctx.verbose > 0 {
+        let p = umad.port();
+        writeln!(
+            io.err,
+            "vnic-em: using {} ({} port {}), LID {:#06x}, SM LID {:#06x}; VEMA MADs on P_Key \
+             index {}, SL {}, {:?} size; a request waits {} ms, up to {} ms, {} retries",
+            p.name,
+            p.ibdev,
+            p.port,
+            p.lid,
+            p.sm_lid,
+            policy.pkey_index,
+            policy.sl,
+            policy.mad_size,
+            policy.timeout.as_millis(),
+            policy.timeout_max.as_millis(),
+            policy.retries
+        )?;
+    }
     Ok(Client::new(umad, policy))
 }
 
 /// For `show` and `counters`: the EM's port opened, the config `sel` names (if any) with its
 /// node names resolved, and the vports `sel` picks.
 fn selected(
-    g: &Global,
+    ctx: &Ctx,
+    d: DeviceArgs,
     sel: SelectArgs,
     io: &mut Io<'_>,
 ) -> error::Result<(Client<Umad>, Option<Config>, Select)> {
     let cfg = match &sel.config {
-        Some(f) => Some(load(f, io)?),
+        Some(f) => Some(load(ctx, f, io)?),
         None => None,
     };
     let s = Select {
@@ -111,7 +196,7 @@ fn selected(
         vports: sel.vport,
         scan: sel.scan,
     };
-    let mut client = open(g, false)?;
+    let mut client = open(ctx, d, false, io)?;
     let cfg = match (cfg, &sel.config) {
         (Some(c), Some(f)) => Some(resolved(&mut client, c, f, false, io)?),
         _ => None,
@@ -137,22 +222,12 @@ fn stop_on_signals() -> error::Result<Arc<AtomicBool>> {
 }
 
 fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
-    let g = &cli.global;
+    let ctx = &Ctx {
+        before: cli.device,
+        verbose: cli.verbose,
+    };
     match cli.command {
-        Command::Validate { file } => {
-            let cfg = load(&file, io)?;
-            let warnings = match cfg.warnings.len() {
-                0 => String::new(),
-                n => format!(", {n} warning(s)"),
-            };
-            writeln!(
-                io.out,
-                "{file}: ok ({} vesw(s), {} vport(s){warnings})",
-                cfg.vesws.len(),
-                cfg.vports.len()
-            )?;
-            Ok(Exit::Ok)
-        }
+        Command::Validate { file, json } => validate(ctx, &file, json, io),
         Command::Apply {
             file,
             dry_run,
@@ -161,9 +236,10 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             json,
             diff,
             window,
+            device,
         } => {
-            let cfg = load(&file, io)?;
-            let mut client = match open(g, false) {
+            let cfg = load(ctx, &file, io)?;
+            let mut client = match open(ctx, device, false, io) {
                 Ok(c) => c,
                 // A dry run shows what it can without a fabric; --check and
                 // --diff are about the fabric's state, and need it.
@@ -191,8 +267,9 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             sel,
             json,
             no_counters,
+            device,
         } => {
-            let (mut client, cfg, s) = selected(g, sel, io)?;
+            let (mut client, cfg, s) = selected(ctx, device, sel, io)?;
             commands::show(&mut client, cfg.as_ref(), &s, json, !no_counters, io)
         }
         Command::Counters {
@@ -200,8 +277,9 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             json,
             prometheus,
             output,
+            device,
         } => {
-            let (mut client, cfg, s) = selected(g, sel, io)?;
+            let (mut client, cfg, s) = selected(ctx, device, sel, io)?;
             let format = match (json, prometheus) {
                 (true, _) => CountersFormat::Json,
                 (_, true) => CountersFormat::Prometheus,
@@ -214,15 +292,33 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             mut arm,
             config,
             count,
+            wait_ms,
             timeout,
             json,
+            device,
         } => {
+            let wait = match (wait_ms, timeout) {
+                (Some(ms), _) => Some(Duration::from_millis(ms)),
+                (None, Some(t)) if t.is_finite() && t >= 0.0 => {
+                    let ms = (t * 1000.0).round();
+                    writeln!(
+                        io.err,
+                        "{}",
+                        legacy::warning(&format!("--timeout {t}"), &format!("--wait-ms {ms}"))
+                    )?;
+                    Some(Duration::from_secs_f64(t.min(1e9)))
+                }
+                (None, Some(t)) => {
+                    return Err(Error::Usage(format!("traps: bad --timeout {t}")));
+                }
+                (None, None) => None,
+            };
             let mut trap_sl = 0;
             let cfg = match &config {
-                Some(f) => Some((load(f, io)?, f)),
+                Some(f) => Some((load(ctx, f, io)?, f)),
                 None => None,
             };
-            let mut client = open(g, true)?;
+            let mut client = open(ctx, device, true, io)?;
             if let Some((cfg, f)) = cfg {
                 let cfg = resolved(&mut client, cfg, f, false, io)?;
                 trap_sl = cfg.em.trap_sl;
@@ -232,29 +328,35 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                     }
                 }
             }
-            let timeout = match timeout {
-                Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
-                Some(t) => return Err(Error::Usage(format!("traps: bad --timeout {t}"))),
-                None => None,
-            };
             let opts = TrapOpts {
                 arm,
                 trap_sl,
                 count,
-                timeout,
+                timeout: wait,
                 json,
             };
             commands::traps(&mut client, &opts, io)
         }
         Command::Watch {
             config,
+            interval_ms,
             interval,
             full_tables,
             window,
+            device,
         } => {
-            let cfg = load(&config, io)?;
+            let interval = match interval {
+                Some(i) => {
+                    let old = format!("--interval {}", i.as_secs_f64());
+                    let new = format!("--interval-ms {}", i.as_millis());
+                    writeln!(io.err, "{}", legacy::warning(&old, &new))?;
+                    i
+                }
+                None => Duration::from_millis(interval_ms),
+            };
+            let cfg = load(ctx, &config, io)?;
             let stop = stop_on_signals()?;
-            let mut client = open(g, true)?;
+            let mut client = open(ctx, device, true, io)?;
             client.set_window(window.into());
             let opts = WatchOpts {
                 interval,
@@ -264,8 +366,13 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             };
             watch::watch(&mut client, &cfg, &opts, &stop, io)
         }
-        Command::Discover { all, json, config } => {
-            let mut client = open(g, false)?;
+        Command::Discover {
+            all,
+            json,
+            config,
+            device,
+        } => {
+            let mut client = open(ctx, device, false, io)?;
             let format = match (json, config) {
                 (true, _) => DiscoverFormat::Json,
                 (_, true) => DiscoverFormat::Config,
@@ -273,7 +380,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             };
             commands::discover(&mut client, &DiscoverOpts { all, format }, io)
         }
-        Command::Set(opts) => {
+        Command::Set { opts, device } => {
             if opts
                 .unknown_ucast_dlids
                 .as_ref()
@@ -281,7 +388,7 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             {
                 return Err(Error::Usage("set: at most 16 unknown unicast DLIDs".into()));
             }
-            let mut client = open(g, false)?;
+            let mut client = open(ctx, device, false, io)?;
             commands::set(&mut client, &opts, io)
         }
         Command::Raw {
@@ -291,6 +398,8 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
             attr_mod,
             data,
             len,
+            json,
+            device,
         } => {
             let req = RawReq {
                 lid,
@@ -300,16 +409,20 @@ fn run(cli: Cli, io: &mut Io<'_>) -> error::Result {
                 data: data.0,
                 len,
             };
-            let mut client = open(g, false)?;
-            commands::raw(&mut client, &req, io)
+            let mut client = open(ctx, device, false, io)?;
+            commands::raw_as(&mut client, &req, json, io)
         }
     }
 }
 
 fn main() -> ExitCode {
+    let (args, warnings) = legacy::rewrite(std::env::args_os().collect());
+    for w in &warnings {
+        eprintln!("{w}");
+    }
     let parsed = Cli::command()
         .subcommand(docs::gen_docs_command())
-        .try_get_matches()
+        .try_get_matches_from(args)
         .and_then(|m| {
             if let Some(("gen-docs", sub)) = m.subcommand() {
                 return Ok(Err(sub

@@ -51,7 +51,7 @@ fn mad_size_and_len_options() {
     let o = vnic_em(&["--help"]);
     let s = text(&o.stdout);
     assert!(s.contains("--mad-size <SIZE>"), "{s}");
-    assert!(s.contains("[default: full]"), "{s}");
+    assert!(s.contains("(default: full)"), "{s}");
     let o = vnic_em(&["raw", "--help"]);
     let s = text(&o.stdout);
     assert!(
@@ -314,11 +314,16 @@ fn gen_docs_writes_man_pages_and_completions_from_the_help() {
     // The bash completions complete a command's options (bash runs them
     // as it would on <TAB>).
     let script = format!(
-        "source {}; COMP_WORDS=(vnic-em watch --int); COMP_CWORD=2; _vnic-em vnic-em --int watch; echo \"${{COMPREPLY[@]}}\"",
+        "source {}; COMP_WORDS=(vnic-em watch --interval-); COMP_CWORD=2; _vnic-em vnic-em --interval- watch; echo \"${{COMPREPLY[@]}}\"",
         dir.join("completions/bash/vnic-em.bash").display()
     );
     if let Ok(o) = Command::new("bash").arg("-c").arg(&script).output() {
-        assert_eq!(text(&o.stdout).trim(), "--interval", "{}", text(&o.stderr));
+        assert_eq!(
+            text(&o.stdout).trim(),
+            "--interval-ms",
+            "{}",
+            text(&o.stderr)
+        );
     }
     assert!(!main.contains("gen\\-docs"));
     // Nor of the help.

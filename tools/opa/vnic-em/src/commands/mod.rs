@@ -33,7 +33,7 @@ use crate::view::{
 pub use apply::{apply, apply_offline, join_groups, ApplyOpts};
 pub use counters::{counters, counters_with, CountersFormat, CountersOpts};
 pub use discover::{discover, DiscoverFormat, DiscoverOpts};
-pub use raw::{raw, RawReq};
+pub use raw::{raw, raw_as, RawReq};
 pub use set::{set, EntryArg, SetOpts};
 pub use show::show;
 pub use traps::{traps, TrapOpts};

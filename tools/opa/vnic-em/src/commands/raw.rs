@@ -32,6 +32,17 @@ pub struct RawReq {
 /// bytes: an answer reads as if zero-filled, so the same answer trimmed or in a whole MAD prints
 /// alike. A MAD status is part of the answer, not an error.
 pub fn raw<F: Fabric>(client: &mut Client<F>, req: &RawReq, io: &mut Io<'_>) -> Result {
+    raw_as(client, req, false, io)
+}
+
+/// [`raw`], its answer as one JSON object (`status`, `data`: the same
+/// hex) with `json`.
+pub fn raw_as<F: Fabric>(
+    client: &mut Client<F>,
+    req: &RawReq,
+    json: bool,
+    io: &mut Io<'_>,
+) -> Result {
     let target = Target {
         method: if req.set { Method::Set } else { Method::Get },
         attr_id: req.attr_id,
@@ -50,7 +61,12 @@ pub fn raw<F: Fabric>(client: &mut Client<F>, req: &RawReq, io: &mut Io<'_>) -> 
     };
     let end = rsp.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let hex: String = rsp[..end].iter().map(|b| format!("{b:02x}")).collect();
-    writeln!(io.out, "status {status:#06x}")?;
-    writeln!(io.out, "data {hex}")?;
+    if json {
+        let j = serde_json::json!({ "status": format!("{status:#06x}"), "data": hex });
+        writeln!(io.out, "{j}")?;
+    } else {
+        writeln!(io.out, "status {status:#06x}")?;
+        writeln!(io.out, "data {hex}")?;
+    }
     Ok(Exit::Ok)
 }

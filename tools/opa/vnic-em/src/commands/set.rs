@@ -40,8 +40,8 @@ pub struct SetOpts {
     /// Node port LID
     #[arg(short = 'l', long, value_name = "LID", value_parser = args::LID)]
     pub lid: u16,
-    /// Virtual port number
-    #[arg(short = 'v', long, value_name = "N")]
+    /// Virtual port number (-v N until the next release)
+    #[arg(long, value_name = "N")]
     pub vport: Option<u8>,
     /// Where the node port sends traps (class port info)
     #[arg(long, value_name = "LID", value_parser = args::LID)]
@@ -97,7 +97,7 @@ pub struct SetOpts {
     #[arg(long = "mac-entry", value_name = "INDEX=MAC,DLID", value_parser = args::entry)]
     pub entries: Vec<EntryArg>,
     /// Print the result as JSON
-    #[arg(long)]
+    #[arg(short = 'j', long)]
     pub json: bool,
 }
 

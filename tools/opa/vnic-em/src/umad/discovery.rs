@@ -35,7 +35,7 @@ pub(super) fn discovery_error(e: &DiscoveryError, ports: &[UmadPort]) -> String 
             listing(ports)
         ),
         DiscoveryError::NoMatch { .. } => format!(
-            "{e}: the umad devices are {} (pick a port with -C and -P, or -d)",
+            "{e}: the umad devices are {} (pick a port with -h/-C and -p/-P, or -d)",
             listing(ports)
         ),
         _ => e.to_string(),

@@ -39,7 +39,7 @@ fn discovery() {
     assert!(matches!(
         select_port(&ports, &sel),
         Err(FabricError::Device(m)) if m == "no umad device for mlx5_0: the umad devices are \
-            umad0 (hfi1_0 port 1), umad2 (hfi1_0 port 2) (pick a port with -C and -P, or -d)"
+            umad0 (hfi1_0 port 1), umad2 (hfi1_0 port 2) (pick a port with -h/-C and -p/-P, or -d)"
     ));
     // No device node.
     let e = Umad::open(&root, &PortSelect::default(), false)
