@@ -95,12 +95,12 @@ run_with() {
 	echo "== $drv: fail_set_id"
 	must sh -c "echo 1 >$P1/fail_set_id"
 	dmesg_new >/dev/null
-	must /opa/vnic-em -d umad0 set -l 1 -v 0 --vesw 2 >/dev/null
+	must /opa/vnic-em -d umad0 set -l 1 --vport 0 --vesw 2 >/dev/null
 	sleep 1
 	expect "$drv: fail_set_id after" "$(knob $P1/fail_set_id)" "pending 0 injected 1"
 	dmesg_new | grep -E 'injected|vesw id' | sed 's/^\[[ 0-9.]*\] //' | tee -a "$out"
 	note "after the failed reopen: carrier $(carrier "$a"), VNIC netdevs $(vnics)"
-	note "the EM sees: $(/opa/vnic-em -d umad0 show -l 1 -v 0 --no-counters 2>&1 | grep -iE 'vesw|state' | tr -s ' ' | tr '\n' ';')"
+	note "the EM sees: $(/opa/vnic-em -d umad0 show -l 1 --vport 0 --no-counters 2>&1 | grep -iE 'vesw|state' | tr -s ' ' | tr '\n' ';')"
 	expect "$drv: carrier after the failed reopen" "$(carrier "$a")" 0
 	# The HFI detached the netdev (hfi1: HFI1_VNIC_REOPEN_FAILED): ethtool,
 	# which wants a device present, is refused.
@@ -125,7 +125,7 @@ run_with() {
 	sleep 1
 	expect "$drv: carrier after down and up" "$(carrier "$a")" 1
 	must ethtool -S "$a" >/dev/null
-	must /opa/vnic-em -d umad0 set -l 1 -v 0 --vesw 1 >/dev/null
+	must /opa/vnic-em -d umad0 set -l 1 --vport 0 --vesw 1 >/dev/null
 	sleep 1
 	expect "$drv: carrier back on vesw 1" "$(carrier "$a")" 1
 	expect "$drv: VNIC netdevs" "$(vnics)" 2
@@ -136,13 +136,13 @@ run_with() {
 		set -- $p
 		must sh -c "echo 1 >$1/fail_mad_send"
 		dmesg_new >/dev/null
-		/opa/vnic-em -d umad0 --timeout-ms 500 --retries 0 show -l 2 -v 0 --no-counters >/tmp/show 2>&1
+		/opa/vnic-em -d umad0 --timeout-ms 500 --retries 0 show -l 2 --vport 0 --no-counters >/tmp/show 2>&1
 		rc=$?
 		note "show with the $2's send failing: exit $rc: $(grep -v '^ ' /tmp/show | head -2 | tr '\n' ' ')"
 		[ $rc = 2 ] || { cat /tmp/show; fail "$drv: vnic-em show exited $rc with the $2's send failing"; }
 		expect "$drv: fail_mad_send of the $2 after" "$(knob $1/fail_mad_send)" "pending 0 injected 1"
 		dmesg_new | grep injected | sed 's/^\[[ 0-9.]*\] //'
-		must /opa/vnic-em -d umad0 show -l 2 -v 0 --no-counters >/dev/null
+		must /opa/vnic-em -d umad0 show -l 2 --vport 0 --no-counters >/dev/null
 	done
 
 	echo "== $drv: vnic_tx_hold"

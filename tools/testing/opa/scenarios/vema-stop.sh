@@ -28,7 +28,7 @@ stop_under_gets() {
 		must em set -l 2 -v "$v" --enable --pkey 0x8001 \
 			--mac "02:00:00:00:02:$(printf %02x "$v")"
 	done
-	em show -l 2 -v 0 --json --no-counters | grep -q '"exists": true' ||
+	em show -l 2 --vport 0 --json --no-counters | grep -q '"exists": true' ||
 		fail "$1: vport 0 of LID 2 was not created"
 
 	# Gets without retries, each waiting 100 ms at most, until the unload is
@@ -36,7 +36,7 @@ stop_under_gets() {
 	rm -f /tmp/stop /tmp/gets
 	(
 		while [ ! -e /tmp/stop ]; do
-			em show -l 2 -v 0 --json --no-counters --retries 0 --timeout-ms 100 2>/dev/null |
+			em show -l 2 --vport 0 --json --no-counters --retries 0 --timeout-ms 100 2>/dev/null |
 				grep -o '"exists": [a-z]*' || echo "no answer"
 		done >/tmp/gets
 	) &

@@ -40,12 +40,12 @@ run_with() {
 	must /opa/opasim-capture --slid 2 --dlid 1 --pkey 0x8001 --vesw 1 --ethertype 0x0800 --min 3
 	capture_ipv4_headers >"/tmp/$drv.hdr"
 	# The EM reads the state back: forwarding, link up.
-	/opa/vnic-em -d umad0 show -l 1 -v 0 --json --no-counters >/tmp/show.json ||
+	/opa/vnic-em -d umad0 show -l 1 --vport 0 --json --no-counters >/tmp/show.json ||
 		fail "$drv: show"
 	grep -q '"oper_state": "forwarding"' /tmp/show.json || fail "$drv: vport not forwarding"
 
 	# The counters the EM reads come from the device's statistics.
-	/opa/vnic-em -d umad0 counters -l 1 -v 0 --json >/tmp/counters.json || fail "$drv: counters"
+	/opa/vnic-em -d umad0 counters -l 1 --vport 0 --json >/tmp/counters.json || fail "$drv: counters"
 	grep -q '"tx_packets": *0,' /tmp/counters.json && fail "$drv: no transmitted packets counted"
 	grep -q '"rx_unicast": *0,' /tmp/counters.json && fail "$drv: no unicast received counted"
 	grep -E '"(tx|rx)_(packets|unicast)"' /tmp/counters.json
@@ -76,12 +76,12 @@ run_with() {
 	ip -n na -s link show "$a"
 
 	echo "== $drv: vport disabled, then enabled again"
-	must /opa/vnic-em -d umad0 set -l 2 -v 0 --disable >/dev/null
+	must /opa/vnic-em -d umad0 set -l 2 --vport 0 --disable >/dev/null
 	# (busybox ping cannot time out on this kernel, which has no POSIX timers;
 	# busybox's timeout runs its own ip applet for a bare "ip": iproute2's)
 	timeout 5 /usr/bin/ip netns exec na ping -c 1 -W 2 10.11.0.2 >/dev/null &&
 		fail "$drv: a disabled vport answers"
-	must /opa/vnic-em -d umad0 set -l 2 -v 0 --enable >/dev/null
+	must /opa/vnic-em -d umad0 set -l 2 --vport 0 --enable >/dev/null
 	sleep 1
 	ip netns exec na ping -c 1 -W 2 10.11.0.2 >/dev/null || fail "$drv: no answer once enabled again"
 

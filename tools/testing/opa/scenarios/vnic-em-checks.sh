@@ -30,7 +30,7 @@ grep -q "^/tmp/bad.toml:$line:18: error: non_vlan_sc_uc = 5 with non_vlan_vl_uc 
 $EM apply /tmp/bad.toml >/dev/null 2>&1
 rc=$?
 [ $rc = 1 ] || fail "apply of a refused config exited $rc, not 1"
-$EM show -l 2 -v 0 --json --no-counters | grep -q '"exists": false' ||
+$EM show -l 2 --vport 0 --json --no-counters | grep -q '"exists": false' ||
 	fail "apply of a refused config sent something"
 
 echo "== declared, applied, and dropped until the port's table agrees"

@@ -83,7 +83,7 @@ run_with() {
 	wait_vports "$drv: watch at start"
 	expect_repairs /tmp/watch.log "found at start"
 	expect_configured "$drv: at start"
-	em traps --timeout 1 >/tmp/traps.out 2>&1
+	em traps --wait-ms 1000 >/tmp/traps.out 2>&1
 	rc=$?
 	[ $rc = 4 ] || { cat /tmp/traps.out; fail "a second trap listener exited $rc, not 4"; }
 	grep -q "cannot register" /tmp/traps.out || fail "no registration error from the second listener"

@@ -13,7 +13,7 @@ two_vport_fabric
 
 # The interface MAC lists of the vport on LID 2, as the EM reads them.
 em_macs() {
-	/opa/vnic-em -d umad0 show -l 2 -v 0 --no-counters | grep "iface $1 macs" ||
+	/opa/vnic-em -d umad0 show -l 2 --vport 0 --no-counters | grep "iface $1 macs" ||
 		fail "$drv: the EM cannot read the $1 MAC list"
 }
 
@@ -31,7 +31,7 @@ run_with() {
 	ip link set "$b" mtu 1501 2>/dev/null && fail "$drv: MTU 1501 taken with eth_mtu 1500"
 	echo "mtu after 1400 and 1501: $(cat /sys/class/net/$b/mtu)" >>"$out"
 	# The EM raises eth_mtu: 9000 is taken now, 9001 is not.
-	must /opa/vnic-em -d umad0 set -l 2 -v 0 --eth-mtu 9000 >/dev/null
+	must /opa/vnic-em -d umad0 set -l 2 --vport 0 --eth-mtu 9000 >/dev/null
 	must ip link set "$b" mtu 9000
 	ip link set "$b" mtu 9001 2>/dev/null && fail "$drv: MTU 9001 taken with eth_mtu 9000"
 	echo "mtu after 9000 and 9001: $(cat /sys/class/net/$b/mtu)" >>"$out"
@@ -39,7 +39,7 @@ run_with() {
 
 	must ip link set "$b" up
 	sleep 2
-	/opa/vnic-em -d umad0 traps --timeout 3 --json >"/tmp/$drv.mtraps" 2>&1 &
+	/opa/vnic-em -d umad0 traps --wait-ms 3000 --json >"/tmp/$drv.mtraps" 2>&1 &
 	listener=$!
 	sleep 1
 	must ip maddr add 01:00:5e:01:02:03 dev "$b"

@@ -19,11 +19,11 @@ done
 count=$(ip -o link | grep -c 'link/ether 02:00:00:02:')
 echo "$count VNIC netdevs"
 [ "$count" = 64 ] || fail "$count netdevs for 64 vports"
-em show -l 2 -v 63 --json --no-counters >/tmp/v63.json || fail "show vport 63"
+em show -l 2 --vport 63 --json --no-counters >/tmp/v63.json || fail "show vport 63"
 grep -q '"mac": "02:00:00:02:02:3f"' /tmp/v63.json || fail "vport 63 has another MAC"
 grep -q '"config_state": "forwarding"' /tmp/v63.json || fail "vport 63 is not forwarding"
-em set -l 2 -v 17 --delete >/dev/null || fail "delete vesw of vport 17"
-em show -l 2 -v 17 --json --no-counters | grep -q '"config_state": "drop-all"' ||
+em set -l 2 --vport 17 --delete >/dev/null || fail "delete vesw of vport 17"
+em show -l 2 --vport 17 --json --no-counters | grep -q '"config_state": "drop-all"' ||
 	fail "vport 17 not reset by the delete"
 must rmmod opa_vnic_rs
 [ "$(ip -o link | grep -c 'link/ether 02:00:00:02:')" = 0 ] || fail "netdevs left after rmmod"

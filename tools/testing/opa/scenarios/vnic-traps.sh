@@ -21,7 +21,7 @@ run_with() {
 	must /opa/vnic-em -d umad0 apply /tmp/fabric.toml >/dev/null
 	b=$(netdev_by_mac 02:00:00:00:02:00)
 	[ -n "$b" ] || fail "$drv: no netdev for LID 2"
-	/opa/vnic-em -d umad0 traps --timeout 12 --json >"/tmp/$drv.traps" 2>&1 &
+	/opa/vnic-em -d umad0 traps --wait-ms 12000 --json >"/tmp/$drv.traps" 2>&1 &
 	listener=$!
 	sleep 1
 	# Each step waits out the drivers' trap rate window (about a second).
