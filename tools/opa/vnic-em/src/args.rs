@@ -93,7 +93,7 @@ pub fn interval(s: &str) -> Result<Duration, String> {
 /// ([`pkey_problem`]).
 pub fn pkey(s: &str) -> Result<u16, String> {
     let v = int::<u16, 0, 0xffff>(s)?;
-    match pkey_problem(v) {
+    match pkey_problem(v, s.trim()) {
         Some(p) => Err(p),
         None => Ok(v),
     }

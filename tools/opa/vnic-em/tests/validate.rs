@@ -197,3 +197,23 @@ fn messages_are_in_the_files_words() {
         no_serde_words(&err);
     }
 }
+
+#[test]
+fn values_are_echoed_as_written() {
+    let (_, err) = validate("echo.toml", &format!("[[vesw]]\nid = 1\npkey = 1\n{VPORT}"));
+    assert!(
+        err.contains("F:3:8: error: pkey 1 lacks the full-member bit 0x8000"),
+        "{err}"
+    );
+    let (_, err) = validate(
+        "echo2.toml",
+        &format!(
+            "[[vesw]]\nid = 1\npkey = 0x8001\n{}",
+            VPORT.replace("vesw = 1", "vesw = 0x10")
+        ),
+    );
+    assert!(
+        err.contains("error: vesw 0x10 is not defined (add a [[vesw]] with id = 0x10)"),
+        "{err}"
+    );
+}

@@ -59,23 +59,24 @@ pub const DEFAULT_SC2VL: [u8; NUM_SC] = {
 };
 
 /// Why `pkey` cannot be a vesw's P_Key, or `None` if it can: the one check
-/// of the config file and of `set --pkey`. Every VNIC port of a vesw must
-/// be a full member of its partition (bit 15) for the ports to reach each
-/// other, and the management partition (0x7fff, 0xffff) is the SM's and
-/// the EM's, not a tenant's.
-pub fn pkey_problem(pkey: u16) -> Option<String> {
+/// of the config file and of `set --pkey`; `written`: the key as the user
+/// wrote it (decimal or hex), for the message. Every VNIC port of a vesw
+/// must be a full member of its partition (bit 15) for the ports to reach
+/// each other, and the management partition (0x7fff, 0xffff) is the SM's
+/// and the EM's, not a tenant's.
+pub fn pkey_problem(pkey: u16, written: &str) -> Option<String> {
     if pkey & 0x7fff == 0x7fff {
         Some(format!(
-            "pkey {pkey:#06x} is the management partition's key: give the vesw a partition \
+            "pkey {written} is the management partition's key: give the vesw a partition \
              of its own (e.g. 0x8001)"
         ))
     } else if pkey & 0x7fff == 0 {
         Some(format!(
-            "pkey {pkey:#06x} has no key part (the low 15 bits are zero)"
+            "pkey {written} has no key part (the low 15 bits are zero)"
         ))
     } else if pkey & 0x8000 == 0 {
         Some(format!(
-            "pkey {pkey:#06x} lacks the full-member bit 0x8000: a vesw's pkey is a full \
+            "pkey {written} lacks the full-member bit 0x8000: a vesw's pkey is a full \
              member's key (write {:#06x})",
             pkey | 0x8000
         ))

@@ -76,7 +76,7 @@ pub(super) fn check_vesw(
         .as_ref()
         .filter(|p| (0..=0xffff).contains(p.get_ref()))
     {
-        if let Some(p) = pkey_problem(pkey) {
+        if let Some(p) = pkey_problem(pkey, c.src.get(sp.span()).unwrap_or_default()) {
             c.err(sp.span(), p);
         }
     }

@@ -109,9 +109,11 @@ pub(super) fn check_vport(
     let vesw: u16 = c.opt_int(&p.vesw, 0, i64::from(VESW_ID_MAX), true, "vesw id", 0);
     if let Some(sv) = &p.vesw {
         if (0..=i64::from(VESW_ID_MAX)).contains(sv.get_ref()) && !vesw_ids.contains_key(&vesw) {
+            // The id as the user wrote it, to find it in the file.
+            let w = c.src.get(sv.span()).unwrap_or_default();
             c.err_absent(
                 sv.span(),
-                format!("vesw {vesw} is not defined (add a [[vesw]] with id = {vesw})"),
+                format!("vesw {w} is not defined (add a [[vesw]] with id = {w})"),
             );
         } else if vesw_ids.contains_key(&vesw) {
             let who = match node.and_then(|i| c.names.get(i)) {
