@@ -202,7 +202,7 @@ run_with() {
 		fail "no clear message for the limited member's port: $out"
 
 	echo "== an SM restart that changes a LID, under vnic-em watch"
-	/opa/vnic-em -d umad0 watch -c /tmp/v.toml --interval $interval >/tmp/watch.log 2>&1 &
+	/opa/vnic-em -d umad0 watch -c /tmp/v.toml --interval-ms $((interval * 1000)) >/tmp/watch.log 2>&1 &
 	w=$!
 	wait_for "watch starts" 30 grep -q "^watching 3 vport(s) on 3 node port(s)" /tmp/watch.log
 	lid0=$(printf '0x%04x' $(($(lid_of 0))))

@@ -25,7 +25,7 @@ stop_under_gets() {
 	echo "=== $1"
 	must modprobe "$1"
 	for v in $(seq 0 $((VPORTS - 1))); do
-		must em set -l 2 -v "$v" --enable --pkey 0x8001 \
+		must em set -l 2 --vport "$v" --enable --pkey 0x8001 \
 			--mac "02:00:00:00:02:$(printf %02x "$v")"
 	done
 	em show -l 2 --vport 0 --json --no-counters | grep -q '"exists": true' ||

@@ -99,7 +99,7 @@ run_with() {
 		fail "no clear error for a missing multicast group"
 
 	echo "== the SM moves hostB while traffic runs"
-	/opa/vnic-em -d umad0 watch -c /tmp/named.toml --interval $interval >/tmp/watch.log 2>&1 &
+	/opa/vnic-em -d umad0 watch -c /tmp/named.toml --interval-ms $((interval * 1000)) >/tmp/watch.log 2>&1 &
 	w=$!
 	n=0
 	until grep -q "^watching 2 vport(s) on 2 node port(s)" /tmp/watch.log; do

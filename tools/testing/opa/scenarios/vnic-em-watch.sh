@@ -78,7 +78,7 @@ run_with() {
 	echo "=== $drv"
 	load_vnic_stack "$drv"
 	# Not through em(): $! must be vnic-em itself, for the SIGTERM below.
-	/opa/vnic-em -d umad0 watch -c /opa/fabric.toml --interval $interval >/tmp/watch.log 2>&1 &
+	/opa/vnic-em -d umad0 watch -c /opa/fabric.toml --interval-ms $((interval * 1000)) >/tmp/watch.log 2>&1 &
 	watcher=$!
 	wait_vports "$drv: watch at start"
 	expect_repairs /tmp/watch.log "found at start"

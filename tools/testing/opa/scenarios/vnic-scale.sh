@@ -12,7 +12,7 @@ n=0
 while [ $n -lt 64 ]; do
 	vesw=$((n % 2 + 1))
 	mac=$(printf '02:00:00:02:%02x:%02x' $vesw $n)
-	em set -l 2 -v $n --vesw $vesw --pkey 0x800$vesw --mac "$mac" --enable >/dev/null ||
+	em set -l 2 --vport $n --vesw $vesw --pkey 0x800$vesw --mac "$mac" --enable >/dev/null ||
 		fail "vport $n not created"
 	n=$((n + 1))
 done

@@ -114,7 +114,7 @@ run_with() {
 
 	# The counters the EM reads show each vport's traffic.
 	for v in 1 2; do
-		/opa/vnic-em -d umad0 counters -l 1 -v $((v - 1)) --json >/tmp/counters.json ||
+		/opa/vnic-em -d umad0 counters -l 1 --vport $((v - 1)) --json >/tmp/counters.json ||
 			fail "$drv: counters of vesw $v on LID 1"
 		grep -q '"tx_unicast": *0,' /tmp/counters.json && fail "$drv: vesw $v: no unicast sent counted"
 		grep -q '"rx_unicast": *0,' /tmp/counters.json && fail "$drv: vesw $v: no unicast received counted"
