@@ -60,7 +60,7 @@
 # That whole search (make faults; make check-full) takes over 20 minutes.
 # make check runs a sample of it, a different one for each commit:
 # opa.faults_seed=S on the kernel command line keeps, of each operation's
-# Ns above, every Kth (opa.faults_every=K, default 8), starting at one the
+# Ns above, every Kth (opa.faults_every=K, default 12), starting at one the
 # seed picks for that driver and operation, and the runs at rates each at
 # one rate the seed picks; both drivers, every operation, the pages, and
 # every check after each step, as in the whole search. Over many commits
@@ -74,7 +74,7 @@
 . /opa/guest-lib.sh
 . /opa/faults-lib.sh
 
-quick=0 seed= every=8
+quick=0 seed= every=12
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	opa.faults_quick=1) quick=1 ;;
