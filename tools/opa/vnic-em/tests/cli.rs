@@ -5,14 +5,9 @@
 //! under an empty sysfs root.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn vnic_em(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vnic-em"))
-        .args(args)
-        .output()
-        .expect("run vnic-em")
-}
+mod bin;
+use bin::{text, vnic_em};
+use std::process::Command;
 
 fn sample() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../samples/opa/vnic-em/fabric.toml")
@@ -22,10 +17,6 @@ fn tmp_file(name: &str, body: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("vnic-em-cli-{}-{name}", std::process::id()));
     std::fs::write(&p, body).unwrap();
     p
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]

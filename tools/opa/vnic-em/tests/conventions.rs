@@ -9,20 +9,10 @@
 //! picking its port.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+mod bin;
+use bin::{text, vnic_em};
 
 use opa_umad::fake_sysfs::{add_port, tmp_root, write_abi_version};
-
-fn vnic_em(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vnic-em"))
-        .args(args)
-        .output()
-        .expect("run vnic-em")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn sample() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

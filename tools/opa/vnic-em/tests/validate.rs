@@ -4,18 +4,8 @@
 //! how it says so: the binary run on small files, no fabric needed.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn vnic_em(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vnic-em"))
-        .args(args)
-        .output()
-        .expect("run vnic-em")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod bin;
+use bin::{text, vnic_em};
 
 /// A file of its own for each test (they run at once).
 fn tmp_file(name: &str, body: &str) -> PathBuf {
