@@ -293,7 +293,9 @@ unsafe extern "C" fn orphan_work(work: *mut bindings::work_struct) {
 /// A pointer to an immutable `T` that readers follow under a [`Guard`] and writers replace
 /// whole without waiting; see the module documentation.
 ///
-/// `T: Send`: objects left to their callbacks by the drop are dropped in a worker.
+/// `T: Send + 'static`: objects left to their callbacks by the drop are dropped later, in a
+/// worker, after the `Rcu` and any borrow of the code that dropped it have ended; an object
+/// must therefore own what it refers to, as upstream's workqueue asks of what it enqueues.
 ///
 /// # Invariants
 ///
@@ -306,7 +308,7 @@ unsafe extern "C" fn orphan_work(work: *mut bindings::work_struct) {
 ///   pushed it onto `first`; a node on that list is owned by this object again, and is
 ///   dropped only from there. So a reference a reader got under a [`Guard`] stays valid
 ///   until the guard is dropped.
-pub struct Rcu<T: Send> {
+pub struct Rcu<T: Send + 'static> {
     ptr: AtomicPtr<Node<T>>,
     shared: *mut Shared,
     _owns: PhantomData<KBox<Node<T>>>,
@@ -315,11 +317,11 @@ pub struct Rcu<T: Send> {
 // SAFETY: The object is handed between threads (a writer drops objects other writers
 // replaced, a worker those left by the drop): `T: Send`. Readers on any thread share it:
 // `T: Sync`. The raw pointers are only followed as the invariants say.
-unsafe impl<T: Send + Sync> Send for Rcu<T> {}
+unsafe impl<T: Send + Sync + 'static> Send for Rcu<T> {}
 // SAFETY: As above; `&Rcu<T>` gives `&T` to any thread and lets any thread replace it.
-unsafe impl<T: Send + Sync> Sync for Rcu<T> {}
+unsafe impl<T: Send + Sync + 'static> Sync for Rcu<T> {}
 
-impl<T: Send> Rcu<T> {
+impl<T: Send + 'static> Rcu<T> {
     /// An RCU pointer to `value`, which it allocates with `flags`. An initialiser, so that an
     /// `Rcu` can be a field of a pinned structure; the allocations are made by this call.
     pub fn new(value: T, flags: Flags) -> impl PinInit<Self, crate::error::Error> {
@@ -433,11 +435,11 @@ impl<T: Send> Rcu<T> {
 
 /// An object allocated for an [`Rcu`] and not published yet; [`Rcu::publish`] publishes it
 /// without allocating. Dropping it drops the object.
-pub struct Prepared<T: Send> {
+pub struct Prepared<T: Send + 'static> {
     node: KBox<Node<T>>,
 }
 
-impl<T: Send> Prepared<T> {
+impl<T: Send + 'static> Prepared<T> {
     /// `value`, in the allocation (made with `flags`) that an [`Rcu`] keeps an object in. Its
     /// header's `shared` is set when the object is replaced in turn.
     pub fn new(value: T, flags: Flags) -> Result<Self> {
@@ -456,7 +458,7 @@ impl<T: Send> Prepared<T> {
     }
 }
 
-impl<T: Send> Drop for Rcu<T> {
+impl<T: Send + 'static> Drop for Rcu<T> {
     fn drop(&mut self) {
         // SAFETY: Being dropped: no reader holds a reference from `read` (they borrow
         // `self`), and the current node is owned (type invariant).
