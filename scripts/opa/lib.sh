@@ -32,6 +32,38 @@ case ":$PATH:" in
 esac
 export PATH CARGO_HOME=$OPA_CACHE/cargo RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 
+# A fresh clone's cargo target directories start from a copy kept in the
+# cache, so that it builds its own crates and not every dependency again
+# (five profiles and targets of them: test, clippy, doc, release, static).
+# Cargo checks each copied artifact as it would its own: a dependency whose
+# fingerprint does not match is rebuilt, and the clone's own crates, whose
+# identity includes their path, always are. The copy is keyed by the
+# workspace's Cargo.lock and the compiler, and taken once a key.
+#
+# opa_cargo_target_key WS: the key of workspace directory WS's copy.
+opa_cargo_target_key() {
+	{ sha256sum <"$1/Cargo.lock"; /usr/bin/rustc -vV; } | sha256sum | cut -c1-12
+}
+# opa_cargo_target_seed WS: WS/target from the cache, if WS has none yet.
+opa_cargo_target_seed() {
+	local kept
+	kept=$OPA_CACHE/cargo-target/$(basename "$1")-$(opa_cargo_target_key "$1")
+	[ -e "$1/target" ] || [ ! -d "$kept" ] || cp -a "$kept" "$1/target"
+}
+# opa_cargo_target_keep WS: keeps WS/target in the cache, once a key, and
+# drops the copies of other keys of the same workspace.
+opa_cargo_target_keep() {
+	local dir=$OPA_CACHE/cargo-target name
+	name=$(basename "$1")-$(opa_cargo_target_key "$1")
+	[ -d "$1/target" ] && [ ! -d "$dir/$name" ] || return 0
+	mkdir -p "$dir"
+	rm -rf "$dir/.$name.$$"
+	cp -a "$1/target" "$dir/.$name.$$" && mv -T "$dir/.$name.$$" "$dir/$name" ||
+		{ rm -rf "$dir/.$name.$$"; return 0; }
+	find "$dir" -mindepth 1 -maxdepth 1 -name "$(basename "$1")-*" ! -name "$name" \
+		-exec rm -rf {} +
+}
+
 # Kernel flavours: "default" for tests, "debug" adds KASAN, lockdep, kmemleak,
 # "host" is Debian's amd64 kernel with the driver (make deb).
 OPA_FLAVOR=${OPA_FLAVOR:-default}
