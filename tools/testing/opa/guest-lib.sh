@@ -21,6 +21,11 @@ expect() {
 }
 
 # wait_line FILE PATTERN SECS: until FILE has a line matching PATTERN.
+# A log that a background job writes (`cmd >LOG 2>&1 &`) is emptied before
+# the job starts (`: >LOG`): the job opens it only once it runs, and a
+# wait here (or any grep of it) may come first and read an earlier run's
+# lines, such as the previous driver's "ready" (seen with two guests side
+# by side: the SA's port was read before the second SA had started).
 wait_line() {
 	local n=0
 	until grep -q "$2" "$1"; do

@@ -100,6 +100,7 @@ run_with() {
 	has /tmp/ec "Rcv Constraint Errors +0" "geterrorcounters: no P_Key violation"
 
 	echo "== opasaquery against opasim-sa"
+	: >/tmp/sa.log # emptied first: see wait_line
 	/opa/opasim-sa --hca opasim0 --port 1 >/tmp/sa.log 2>&1 &
 	local sa=$!
 	wait_line /tmp/sa.log "ready on opasim0 port 1" 10 || { cat /tmp/sa.log; fail "opasim-sa did not start"; }

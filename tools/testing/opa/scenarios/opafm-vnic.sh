@@ -202,6 +202,7 @@ run_with() {
 		fail "no clear message for the limited member's port: $out"
 
 	echo "== an SM restart that changes a LID, under vnic-em watch"
+	: >/tmp/watch.log # emptied first: see wait_line
 	/opa/vnic-em -d umad0 watch -c /tmp/v.toml --interval-ms $((interval * 1000)) >/tmp/watch.log 2>&1 &
 	w=$!
 	wait_for "watch starts" 30 grep -q "^watching 3 vport(s) on 3 node port(s)" /tmp/watch.log

@@ -45,6 +45,7 @@ run_with() {
 	done
 	expect "node_desc written" "$(cat /sys/class/infiniband/opasim2/node_desc)" "host2 hfi1_0"
 
+	: >/tmp/sa.log # emptied first: see wait_line
 	/opa/opasim-sa --hca opasim0 --port 1 >/tmp/sa.log 2>&1 &
 	sa=$!
 	wait_line /tmp/sa.log "ready on opasim0 port 1" 10 || {

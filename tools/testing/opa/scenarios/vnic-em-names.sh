@@ -53,6 +53,7 @@ run_with() {
 	echo "hostB hfi1_0" >/sys/class/infiniband/opasim2/node_desc
 	out=$(em discover 2>&1) && fail "discover without an SM succeeded: $out"
 	echo "$out" | grep -q "SMLID 0, no subnet manager" || fail "discover without an SM: $out"
+	: >/tmp/sa.log # emptied first: see wait_line
 	/opa/opasim-sa --hca opasim0 --port 1 >/tmp/sa.log 2>&1 &
 	sa=$!
 	n=0
@@ -99,6 +100,7 @@ run_with() {
 		fail "no clear error for a missing multicast group"
 
 	echo "== the SM moves hostB while traffic runs"
+	: >/tmp/watch.log # emptied first: see wait_line
 	/opa/vnic-em -d umad0 watch -c /tmp/named.toml --interval-ms $((interval * 1000)) >/tmp/watch.log 2>&1 &
 	w=$!
 	n=0
@@ -107,6 +109,7 @@ run_with() {
 		sleep 0.2
 		n=$((n + 1))
 	done
+	: >/tmp/ping.log # emptied first: see wait_line
 	ip netns exec host1 ping -i 0.2 -w 60 192.168.77.2 >/tmp/ping.log 2>&1 &
 	p=$!
 	sleep 1

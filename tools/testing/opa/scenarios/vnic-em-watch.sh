@@ -78,6 +78,7 @@ run_with() {
 	echo "=== $drv"
 	load_vnic_stack "$drv"
 	# Not through em(): $! must be vnic-em itself, for the SIGTERM below.
+	: >/tmp/watch.log # emptied first: see wait_line
 	/opa/vnic-em -d umad0 watch -c /opa/fabric.toml --interval-ms $((interval * 1000)) >/tmp/watch.log 2>&1 &
 	watcher=$!
 	wait_vports "$drv: watch at start"
